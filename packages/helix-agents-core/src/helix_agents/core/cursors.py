@@ -1,0 +1,83 @@
+"""Opaque page cursors, bound to the session (or user) and order they came from."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from datetime import datetime
+from typing import Any
+
+from .errors import ValidationError
+from .models import PageOrder
+
+__all__ = [
+    "decode_message_cursor",
+    "decode_sessions_cursor",
+    "encode_message_cursor",
+    "encode_sessions_cursor",
+]
+
+
+def _encode(payload: dict[str, Any]) -> str:
+    raw = json.dumps(payload, separators=(",", ":"), sort_keys=True).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode(cursor: object, what: str, session_id: str | None) -> dict[str, Any]:
+    try:
+        if not isinstance(cursor, str):
+            raise TypeError
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        payload = json.loads(raw)
+        if not isinstance(payload, dict) or payload.get("v") != 1:
+            raise TypeError
+        return payload
+    except (TypeError, ValueError, binascii.Error, UnicodeDecodeError):
+        raise ValidationError(
+            f"session {session_id!r}: malformed {what} cursor {cursor!r}", session_id=session_id
+        ) from None
+
+
+def encode_message_cursor(session_id: str, order: PageOrder, index: int) -> str:
+    """A cursor for the page of ``session_id`` in ``order`` that starts at row ``index``."""
+    return _encode({"v": 1, "s": session_id, "o": order, "i": index})
+
+
+def decode_message_cursor(session_id: str, order: PageOrder, cursor: str) -> int:
+    """The row index a cursor points at; :class:`ValidationError` if it belongs elsewhere."""
+    payload = _decode(cursor, "message page", session_id)
+    index = payload.get("i")
+    if payload.get("s") != session_id or payload.get("o") != order:
+        raise ValidationError(
+            f"session {session_id!r}: cursor {cursor!r} belongs to another session or order",
+            session_id=session_id,
+        )
+    if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+        raise ValidationError(
+            f"session {session_id!r}: malformed message page cursor {cursor!r}",
+            session_id=session_id,
+        )
+    return index
+
+
+def encode_sessions_cursor(user_id: str, last_activity_at: datetime, session_id: str) -> str:
+    """A cursor for the listing of ``user_id`` after the given session."""
+    return _encode({"v": 1, "u": user_id, "t": last_activity_at.isoformat(), "id": session_id})
+
+
+def decode_sessions_cursor(user_id: str, cursor: str) -> tuple[datetime, str]:
+    """The ``(last_activity_at, id)`` of the last session of the previous page."""
+    payload = _decode(cursor, "session listing", None)
+    try:
+        if payload.get("u") != user_id:
+            raise ValueError
+        at = datetime.fromisoformat(payload["t"])
+        sid = payload["id"]
+        if at.tzinfo is None or not isinstance(sid, str):
+            raise ValueError
+    except (KeyError, TypeError, ValueError):
+        raise ValidationError(
+            f"listing cursor {cursor!r} is malformed or belongs to another user than {user_id!r}"
+        ) from None
+    return at, sid

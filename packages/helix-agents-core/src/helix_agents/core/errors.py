@@ -1,0 +1,162 @@
+"""Errors raised by every session store.
+
+Every error a store raises is a :class:`StateStoreError`; driver exceptions
+are wrapped, never leaked. Each concrete class carries a stable ``code`` and a
+``retryable`` flag::
+
+    StateStoreError
+     ├── SessionNotFoundError            state_session_not_found
+     ├── SessionExistsError              state_session_exists
+     ├── ValidationError                 validation_error
+     ├── RunSupersededError              state_run_superseded
+     ├── ConcurrencyConflictError        state_concurrency_conflict (retryable)
+     │    ├── MessageCountConflictError
+     │    ├── ContextItemDeliveryConflictError
+     │    └── LateAnswerDeliveryConflictError
+     ├── ApprovalNotFoundError           state_approval_not_found
+     └── StoreUnavailableError           state_unavailable (retryable)
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+__all__ = [
+    "ApprovalNotFoundError",
+    "ConcurrencyConflictError",
+    "ContextItemDeliveryConflictError",
+    "LateAnswerDeliveryConflictError",
+    "MessageCountConflictError",
+    "RunSupersededError",
+    "SessionExistsError",
+    "SessionNotFoundError",
+    "StateStoreError",
+    "StoreUnavailableError",
+    "ValidationError",
+    "is_message_count_conflict",
+    "is_retryable",
+    "lookup",
+]
+
+_by_code: dict[str, type[StateStoreError]] = {}
+
+
+class StateStoreError(Exception):
+    """Root of every error a session store raises."""
+
+    code: ClassVar[str] = "state_error"
+    retryable: ClassVar[bool] = False
+
+    def __init__(self, message: str, *, session_id: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.session_id = session_id
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.__module__ = "helix_agents.core"
+        # The first class to declare a code owns it; subclasses refine it.
+        if "code" in cls.__dict__:
+            _by_code.setdefault(cls.code, cls)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (type(self), self.message, self.__dict__.copy()))
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def _rebuild(cls: type[StateStoreError], message: str, state: dict[str, Any]) -> StateStoreError:
+    err = cls.__new__(cls)
+    Exception.__init__(err, message)
+    err.__dict__.update(state)
+    return err
+
+
+class SessionNotFoundError(StateStoreError):
+    """The session does not exist (or was deleted)."""
+
+    code = "state_session_not_found"
+
+
+class SessionExistsError(StateStoreError):
+    """A session with this id already exists."""
+
+    code = "state_session_exists"
+
+
+class ValidationError(StateStoreError, ValueError):
+    """The input is malformed; retrying the same input cannot succeed."""
+
+    code = "validation_error"
+
+
+class RunSupersededError(StateStoreError):
+    """The fenced run is not the session's current, live run."""
+
+    code = "state_run_superseded"
+
+
+class ConcurrencyConflictError(StateStoreError):
+    """Another writer changed the session first; re-read and retry."""
+
+    code = "state_concurrency_conflict"
+    retryable = True
+
+
+class MessageCountConflictError(ConcurrencyConflictError):
+    """The session's row count differs from the commit's expected count."""
+
+    def __init__(self, message: str, *, session_id: str | None = None,
+                 expected: int | None = None, actual: int | None = None) -> None:
+        super().__init__(message, session_id=session_id)
+        self.expected = expected
+        self.actual = actual
+
+
+class ContextItemDeliveryConflictError(ConcurrencyConflictError):
+    """A context item is missing, already delivered, or named twice."""
+
+
+class LateAnswerDeliveryConflictError(ConcurrencyConflictError):
+    """A late answer is missing, already delivered, or named twice."""
+
+
+class ApprovalNotFoundError(StateStoreError):
+    """No pending or resolved approval has this id."""
+
+    code = "state_approval_not_found"
+
+
+class StoreUnavailableError(StateStoreError):
+    """The backend could not be reached or failed mid-operation.
+
+    ``may_have_landed`` is true when a write was sent but its outcome is
+    unknown; retrying a commit with the same ``commit_id`` is then safe.
+    """
+
+    code = "state_unavailable"
+    retryable = True
+
+    def __init__(self, message: str, *, session_id: str | None = None,
+                 may_have_landed: bool = False) -> None:
+        super().__init__(message, session_id=session_id)
+        self.may_have_landed = may_have_landed
+
+
+def lookup(code: str) -> type[StateStoreError]:
+    """Return the error class registered for ``code``; ``KeyError`` if none."""
+    return _by_code[code]
+
+
+def is_message_count_conflict(err: BaseException) -> bool:
+    """Whether ``err`` is an expected-count conflict (EMC-1)."""
+    return isinstance(err, MessageCountConflictError)
+
+
+def is_retryable(err: BaseException) -> bool:
+    """Whether retrying the operation that raised ``err`` may succeed."""
+    return isinstance(err, StateStoreError) and err.retryable
+
+
+_by_code.setdefault(StateStoreError.code, StateStoreError)

@@ -1,0 +1,157 @@
+"""Rows of a session's log: chat rows, hidden context rows, and their parsing."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeAlias
+
+import pydantic
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
+
+from .errors import ValidationError
+
+__all__ = [
+    "ChatMessage",
+    "ContextItem",
+    "ContextKind",
+    "ContextMessage",
+    "JsonObject",
+    "Message",
+    "dump_message",
+    "parse_message",
+]
+
+JsonObject: TypeAlias = dict[str, JsonValue]
+ContextKind: TypeAlias = Literal["instruction", "notice", "memory", "tools"]
+ChatRole: TypeAlias = Literal["system", "user", "assistant", "tool"]
+
+
+class Value(BaseModel):
+    """Base of the public types: construction errors are :class:`ValidationError`."""
+
+    def __init__(self, /, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except pydantic.ValidationError as exc:
+            raise ValidationError(f"invalid {type(self).__name__}: {describe(exc)}") from None
+
+
+class ChatMessage(Value):
+    """A row sent to or from the model: ``system``, ``user``, ``assistant`` or ``tool``.
+
+    Provider fields beyond ``role``, ``content`` and ``id`` (``tool_calls``,
+    ``tool_call_id``, ``name``, …) are kept exactly as given.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    role: ChatRole
+    content: str | list[JsonObject] | None
+    id: str | None = None
+
+    @model_validator(mode="after")
+    def _extras_are_json(self) -> ChatMessage:
+        extra = self.__pydantic_extra__ or {}
+        if extra:
+            _json_adapter.validate_python(extra)
+        return self
+
+
+class _ContextFields(Value):
+    """Fields shared by a context item and the row that delivers it.
+
+    ``memory_ids`` belongs to (and is required by) ``memory`` items; ``enable``,
+    ``disable`` and ``phase`` belong to ``tools`` items.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    kind: ContextKind
+    content: str
+    memory_ids: list[str] | None = None
+    enable: list[str] | None = None
+    disable: list[str] | None = None
+    phase: Literal["forced_completion"] | None = None
+    source: str | None = None
+    pass_: str | None = Field(default=None, alias="pass")
+    cursor: str | None = None
+    metadata: JsonObject | None = None
+    provider_options: JsonObject | None = None
+
+    @model_validator(mode="after")
+    def _fields_fit_kind(self) -> _ContextFields:
+        if self.kind == "memory" and self.memory_ids is None:
+            raise ValueError("a memory context row needs memory_ids")
+        if self.kind != "memory" and self.memory_ids is not None:
+            raise ValueError(f"memory_ids belongs to memory rows, not {self.kind!r}")
+        if self.kind != "tools":
+            for name in ("enable", "disable", "phase"):
+                if getattr(self, name) is not None:
+                    raise ValueError(f"{name} belongs to tools rows, not {self.kind!r}")
+        return self
+
+
+class ContextItem(_ContextFields):
+    """What a context row will carry once delivered: a context row without the row."""
+
+    def to_message(self) -> ContextMessage:
+        """The context row that delivers this item."""
+        return ContextMessage.model_validate(
+            {"role": "context", **self.model_dump(by_alias=True, exclude_unset=True)}
+        )
+
+
+class ContextMessage(_ContextFields):
+    """A hidden ``context`` row: shown to the model, not to the user."""
+
+    role: Literal["context"] = "context"
+
+    def to_item(self) -> ContextItem:
+        """The item this row carries, without the row."""
+        data = self.model_dump(by_alias=True, exclude_unset=True)
+        data.pop("role", None)
+        return ContextItem.model_validate(data)
+
+
+Message: TypeAlias = ChatMessage | ContextMessage
+"""One row of a session's log."""
+
+_json_adapter: pydantic.TypeAdapter[dict[str, JsonValue]] = pydantic.TypeAdapter(dict[str, JsonValue])
+
+
+def parse_message(obj: Any) -> Message:
+    """Validate a JSON object (or a row) into the right :data:`Message` type.
+
+    Raises :class:`ValidationError` naming the offending field.
+    """
+    if isinstance(obj, (ChatMessage, ContextMessage)):
+        return obj
+    if not isinstance(obj, dict):
+        raise ValidationError(f"a message must be a JSON object, got {type(obj).__name__}")
+    role = obj.get("role")
+    model: type[ChatMessage] | type[ContextMessage]
+    if role == "context":
+        model = ContextMessage
+    elif role in ("system", "user", "assistant", "tool"):
+        model = ChatMessage
+    else:
+        raise ValidationError(f"unknown message role {role!r} (field 'role')")
+    try:
+        return model.model_validate(obj)
+    except pydantic.ValidationError as exc:
+        raise ValidationError(f"invalid {role} message: {describe(exc)}") from None
+
+
+def dump_message(message: Message) -> dict[str, Any]:
+    """The JSON object that :func:`parse_message` turns back into ``message``."""
+    data = message.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    data["role"] = message.role
+    return data
+
+
+def describe(exc: pydantic.ValidationError) -> str:
+    """One line naming each failing field of a pydantic error."""
+    parts = []
+    for err in exc.errors(include_url=False):
+        where = ".".join(str(p) for p in err["loc"]) or "value"
+        parts.append(f"field {where!r}: {err['msg']}")
+    return "; ".join(parts)

@@ -1,0 +1,168 @@
+"""Typed, immutable values that stores accept and return."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, TypeAlias
+
+from pydantic import AwareDatetime, ConfigDict, Field, JsonValue
+
+from .messages import ContextItem, JsonObject, Message, Value
+
+__all__ = [
+    "ApprovalResolution",
+    "Checkpoint",
+    "CommitResult",
+    "ContextItemDelivery",
+    "LateAnswer",
+    "LateAnswerDelivery",
+    "MessageCommit",
+    "MessagePage",
+    "PageOrder",
+    "PendingApproval",
+    "RecordResult",
+    "RunInfo",
+    "RunStatus",
+    "SessionInfo",
+    "SessionSummary",
+    "SessionsPage",
+    "StartRun",
+    "StoredContextItem",
+]
+
+RunStatus: TypeAlias = Literal["live", "completed", "failed", "cancelled", "awaiting_approval"]
+PageOrder: TypeAlias = Literal["asc", "desc"]
+ApprovalResolution: TypeAlias = Literal["resolved", "already-resolved"]
+NonNegative = Annotated[int, Field(ge=0)]
+
+
+class _Value(Value):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class StoredContextItem(_Value):
+    """A context item queued under ``key``, waiting to be delivered in a row."""
+
+    key: str
+    item: ContextItem
+    at: AwareDatetime
+
+
+class LateAnswer(_Value):
+    """A tool answer that arrived after the run that asked for it had ended."""
+
+    call_id: str
+    tool_name: str
+    output: JsonValue
+    at: AwareDatetime
+
+
+class StartRun(_Value):
+    """Make ``run_id`` the session's current live run, after rewinding to ``rewind_to`` rows."""
+
+    run_id: str
+    rewind_to: NonNegative | None = None
+
+
+class ContextItemDelivery(_Value):
+    """Mark the item ``key`` delivered by the commit's row at ``row_offset``."""
+
+    key: str
+    row_offset: int
+
+
+class LateAnswerDelivery(_Value):
+    """Mark the late answer ``call_id`` delivered by the commit's row at ``row_offset``."""
+
+    call_id: str
+    row_offset: int
+
+
+class MessageCommit(_Value):
+    """Rows to append, with the checks and deliveries that land atomically with them."""
+
+    messages: tuple[Message, ...] = ()
+    start_run: StartRun | None = None
+    fence_run_id: str | None = None
+    expect_message_count: NonNegative | None = None
+    deliver_context_items: tuple[ContextItemDelivery, ...] = ()
+    deliver_late_answers: tuple[LateAnswerDelivery, ...] = ()
+    commit_id: str | None = None
+
+
+class CommitResult(_Value):
+    """Where a commit's rows landed: indexes ``first_index .. message_count-1``."""
+
+    first_index: int
+    message_count: int
+    replayed: bool = False
+
+
+class RecordResult(_Value):
+    """Whether an insert-once write stored something new."""
+
+    recorded: bool
+
+
+class RunInfo(_Value):
+    """The run that owns (or last owned) a session."""
+
+    run_id: str
+    status: RunStatus
+    started_at: AwareDatetime
+    ended_at: AwareDatetime | None = None
+
+
+class SessionInfo(_Value):
+    """A session's identity, owner, counters and current run."""
+
+    id: str
+    user_id: str | None
+    created_at: AwareDatetime
+    last_activity_at: AwareDatetime
+    message_count: int
+    current_run: RunInfo | None = None
+    metadata: JsonObject = Field(default_factory=dict)
+
+
+class SessionSummary(_Value):
+    """One entry of a user's session listing."""
+
+    id: str
+    created_at: AwareDatetime
+    last_activity_at: AwareDatetime
+    message_count: int
+    pending_approvals: int
+
+
+class SessionsPage(_Value):
+    """A page of :class:`SessionSummary`, newest activity first."""
+
+    sessions: tuple[SessionSummary, ...]
+    next_cursor: str | None
+
+
+class MessagePage(_Value):
+    """A page of rows and the cursor of the next page (``None`` at the end)."""
+
+    messages: tuple[Message, ...]
+    next_cursor: str | None
+
+
+class PendingApproval(_Value):
+    """A tool call waiting for a person's decision."""
+
+    approval_id: str
+    tool_name: str
+    tool_call_id: str
+    input: JsonValue
+    requested_at: AwareDatetime
+
+
+class Checkpoint(_Value):
+    """Runtime state saved at a point of the log (``message_count`` rows)."""
+
+    checkpoint_id: str
+    run_id: str
+    message_count: NonNegative
+    state: JsonValue
+    created_at: AwareDatetime

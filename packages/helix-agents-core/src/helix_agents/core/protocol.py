@@ -1,0 +1,184 @@
+"""The async protocol every session store implements."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Protocol, Self, runtime_checkable
+
+from .messages import JsonObject, Message
+from .models import (
+    ApprovalResolution,
+    Checkpoint,
+    CommitResult,
+    LateAnswer,
+    MessageCommit,
+    MessagePage,
+    PageOrder,
+    PendingApproval,
+    RecordResult,
+    RunStatus,
+    SessionInfo,
+    SessionsPage,
+    StoredContextItem,
+)
+
+__all__ = ["SessionStateStore"]
+
+
+@runtime_checkable
+class SessionStateStore(Protocol):
+    """Durable per-session state for an agent runtime.
+
+    Every write is atomic: it lands whole or not at all, and a refused write
+    leaves every read unchanged. Every method on a missing session raises
+    :class:`~helix_agents.core.SessionNotFoundError`, except
+    :meth:`get_session` and :meth:`delete_session`.
+    """
+
+    async def __aenter__(self) -> Self: ...
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+    async def close(self) -> None:
+        """Free the store's connections (only those it opened itself)."""
+        ...
+
+    # Sessions
+
+    async def create_session(
+        self, session_id: str | None = None, *, user_id: str | None = None,
+        metadata: JsonObject | None = None,
+    ) -> SessionInfo:
+        """Create a session; mint a unique id when none is given."""
+        ...
+
+    async def get_session(self, session_id: str) -> SessionInfo | None:
+        """The session, or ``None`` if it does not exist."""
+        ...
+
+    async def delete_session(self, session_id: str) -> bool:
+        """Delete the session and everything it holds; ``True`` if it existed."""
+        ...
+
+    async def clear_session(self, session_id: str) -> None:
+        """Drop rows, checkpoints, approvals, items and late answers; cancel a live run."""
+        ...
+
+    async def clone_session(
+        self, source_id: str, target_id: str | None = None, *, up_to: int | None = None
+    ) -> SessionInfo:
+        """Copy rows ``[0, up_to)`` and the checkpoints in range into a new session."""
+        ...
+
+    async def list_sessions(
+        self, user_id: str, *, first: int = 20, cursor: str | None = None
+    ) -> SessionsPage:
+        """A user's sessions, most recent activity first, ties by id."""
+        ...
+
+    # Rows
+
+    async def append_messages(self, session_id: str, commit: MessageCommit) -> CommitResult:
+        """Append rows with the checks and deliveries of the commit, atomically."""
+        ...
+
+    async def get_messages(self, session_id: str, *, limit: int | None = None) -> list[Message]:
+        """Rows oldest first; ``limit`` keeps the last N."""
+        ...
+
+    async def get_message_count(self, session_id: str) -> int:
+        """All rows, context rows included."""
+        ...
+
+    async def get_ui_message_count(self, session_id: str) -> int:
+        """Rows that are not context rows."""
+        ...
+
+    async def page_messages(
+        self, session_id: str, *, limit: int = 50, cursor: str | None = None,
+        order: PageOrder = "asc",
+    ) -> MessagePage:
+        """A page of rows in ``order``; ``next_cursor`` is ``None`` at the end."""
+        ...
+
+    async def truncate_messages(
+        self, session_id: str, keep: int, *, fence_run_id: str | None = None
+    ) -> None:
+        """Drop rows at index >= ``keep``, re-opening the items they delivered."""
+        ...
+
+    async def is_truncated(self, session_id: str) -> bool:
+        """Whether retention has dropped old rows."""
+        ...
+
+    # Runs
+
+    async def finish_run(self, session_id: str, run_id: str, status: RunStatus) -> None:
+        """End the current live run with ``status``."""
+        ...
+
+    # Context items and late answers
+
+    async def record_context_item(
+        self, session_id: str, record: StoredContextItem, *, fence_run_id: str | None = None
+    ) -> RecordResult:
+        """Queue a context item, once per key."""
+        ...
+
+    async def list_undelivered_context_items(self, session_id: str) -> list[StoredContextItem]:
+        """Queued items, by ``at`` then key."""
+        ...
+
+    async def record_late_answer(
+        self, session_id: str, answer: LateAnswer, *, fence_run_id: str | None = None
+    ) -> RecordResult:
+        """Queue a late answer, once per call id."""
+        ...
+
+    async def list_undelivered_late_answers(self, session_id: str) -> list[LateAnswer]:
+        """Queued late answers, by ``at`` then call id."""
+        ...
+
+    # Approvals
+
+    async def add_pending_approvals(
+        self, session_id: str, approvals: Sequence[PendingApproval], *,
+        fence_run_id: str | None = None,
+    ) -> None:
+        """Add approvals, once per ``approval_id``."""
+        ...
+
+    async def list_pending_approvals(self, session_id: str) -> list[PendingApproval]:
+        """Unresolved approvals by ``requested_at``, then id."""
+        ...
+
+    async def resolve_approval(self, session_id: str, approval_id: str) -> ApprovalResolution:
+        """``"resolved"`` for exactly one caller, ``"already-resolved"`` for the rest."""
+        ...
+
+    # Checkpoints
+
+    async def save_checkpoint(
+        self, session_id: str, checkpoint: Checkpoint, *, fence_run_id: str | None = None
+    ) -> RecordResult:
+        """Save a checkpoint, once per id."""
+        ...
+
+    async def get_checkpoint(self, session_id: str, checkpoint_id: str) -> Checkpoint | None:
+        """The checkpoint, or ``None``."""
+        ...
+
+    async def latest_checkpoint(self, session_id: str) -> Checkpoint | None:
+        """The checkpoint with the highest ``message_count``, then the newest."""
+        ...
+
+    async def list_checkpoints(self, session_id: str) -> list[Checkpoint]:
+        """Checkpoints by ``message_count``, then ``created_at``, then id."""
+        ...
+

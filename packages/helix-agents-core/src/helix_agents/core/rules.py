@@ -1,0 +1,291 @@
+"""The rules every store shares: the commit pre-checks and the queue rules.
+
+Backends read the state they need inside their own atomic step, hand it to
+these functions, and write only what the returned plan says. That way the
+order of checks (SPEC §5) and each rule live in one place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, TypeVar
+
+import pydantic
+
+from .errors import (
+    ContextItemDeliveryConflictError,
+    LateAnswerDeliveryConflictError,
+    MessageCountConflictError,
+    RunSupersededError,
+    SessionNotFoundError,
+    ValidationError,
+)
+from .messages import Message, describe
+from .models import (
+    CommitResult,
+    LateAnswer,
+    MessageCommit,
+    RunInfo,
+    RunStatus,
+    StoredContextItem,
+)
+
+__all__ = [
+    "CommitPlan",
+    "CommitState",
+    "assert_deliverable",
+    "assert_delivery_offsets",
+    "assert_fence",
+    "check_commit",
+    "check_finish_status",
+    "check_keep",
+    "check_limit",
+    "coerce",
+    "commit_survives",
+    "next_activity",
+    "reopen_on_truncate",
+    "undelivered_in_order",
+]
+
+FINISH_STATUSES: frozenset[RunStatus] = frozenset(
+    {"completed", "failed", "cancelled", "awaiting_approval"}
+)
+_T = TypeVar("_T")
+_M = TypeVar("_M", bound=pydantic.BaseModel)
+
+
+@dataclass(frozen=True, slots=True)
+class CommitState:
+    """What the pre-checks need to know about a session, read inside the commit's atomic step.
+
+    ``context_items`` and ``late_answers`` map each key the commit names (at
+    least) to the index of the row that delivered it, or ``None`` while it is
+    queued; a key the session lacks is simply absent.
+    """
+
+    message_count: int
+    current_run: RunInfo | None
+    run_id_used: Callable[[str], bool]
+    context_items: Mapping[str, int | None]
+    late_answers: Mapping[str, int | None]
+    replay: CommitResult | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CommitPlan:
+    """What a commit writes, in one atomic step, once every check passed."""
+
+    rewind_to: int | None
+    run_id: str | None
+    rows: Sequence[Message]
+    context_deliveries: Sequence[tuple[str, int]]
+    late_deliveries: Sequence[tuple[str, int]]
+    result: CommitResult
+
+
+def coerce(model: type[_M], value: Any, session_id: str | None = None) -> _M:
+    """``value`` as an instance of ``model``; a mapping is validated, anything else refused."""
+    if isinstance(value, model):
+        return value
+    try:
+        return model.model_validate(value)
+    except pydantic.ValidationError as exc:
+        raise ValidationError(
+            f"session {session_id!r}: invalid {model.__name__}: {describe(exc)}",
+            session_id=session_id,
+        ) from None
+
+
+def check_commit(
+    session_id: str, commit: MessageCommit, state: CommitState | None
+) -> CommitPlan | CommitResult:
+    """Run the pre-checks of a commit in order; the first failure wins.
+
+    Returns the recorded result (``replayed=True``) for a commit id that
+    already landed, else the plan to write.
+    """
+    if state is None:
+        raise SessionNotFoundError(f"session {session_id!r} not found", session_id=session_id)
+    if commit.commit_id is not None and state.replay is not None:
+        return state.replay.model_copy(update={"replayed": True})
+
+    assert_delivery_offsets(session_id, commit)
+    start = commit.start_run
+    if start is not None:
+        if start.rewind_to is not None and start.rewind_to > state.message_count:
+            raise ValidationError(
+                f"session {session_id!r}: rewind_to {start.rewind_to} is outside "
+                f"0..{state.message_count}",
+                session_id=session_id,
+            )
+        if commit.fence_run_id is not None:
+            raise ValidationError(
+                f"session {session_id!r}: a commit cannot both start run {start.run_id!r} "
+                f"and fence run {commit.fence_run_id!r}",
+                session_id=session_id,
+            )
+        if state.run_id_used(start.run_id):
+            raise ValidationError(
+                f"session {session_id!r}: run id {start.run_id!r} was already used",
+                session_id=session_id,
+            )
+
+    assert_fence(session_id, commit.fence_run_id, state.current_run)
+
+    if start is None and commit.expect_message_count is not None:
+        if commit.expect_message_count != state.message_count:
+            raise MessageCountConflictError(
+                f"session {session_id!r}: expected {commit.expect_message_count} rows, "
+                f"found {state.message_count}",
+                session_id=session_id,
+                expected=commit.expect_message_count,
+                actual=state.message_count,
+            )
+
+    base = state.message_count
+    if start is not None and start.rewind_to is not None:
+        base = start.rewind_to
+    reopened_from = None if start is None else start.rewind_to
+    assert_deliverable(
+        session_id,
+        [d.key for d in commit.deliver_context_items],
+        state.context_items,
+        reopened_from=reopened_from,
+        error=ContextItemDeliveryConflictError,
+        what="context item",
+    )
+    assert_deliverable(
+        session_id,
+        [d.call_id for d in commit.deliver_late_answers],
+        state.late_answers,
+        reopened_from=reopened_from,
+        error=LateAnswerDeliveryConflictError,
+        what="late answer",
+    )
+    return CommitPlan(
+        rewind_to=None if start is None else start.rewind_to,
+        run_id=None if start is None else start.run_id,
+        rows=commit.messages,
+        context_deliveries=[(d.key, base + d.row_offset) for d in commit.deliver_context_items],
+        late_deliveries=[(d.call_id, base + d.row_offset) for d in commit.deliver_late_answers],
+        result=CommitResult(first_index=base, message_count=base + len(commit.messages)),
+    )
+
+
+def assert_delivery_offsets(session_id: str, commit: MessageCommit) -> None:
+    """Every delivery's ``row_offset`` names one of the commit's rows (CI-7, LA-7)."""
+    n = len(commit.messages)
+    offsets = [(d.key, d.row_offset) for d in commit.deliver_context_items]
+    offsets += [(d.call_id, d.row_offset) for d in commit.deliver_late_answers]
+    for key, offset in offsets:
+        if not 0 <= offset < n:
+            bounds = f"0..{n - 1}" if n else "none: the commit has no rows"
+            raise ValidationError(
+                f"session {session_id!r}: delivery of {key!r} names row_offset {offset}, "
+                f"outside the commit's rows ({bounds})",
+                session_id=session_id,
+            )
+
+
+def assert_fence(session_id: str, fence_run_id: str | None, current_run: RunInfo | None) -> None:
+    """A fenced write lands only while ``fence_run_id`` is the current, live run."""
+    if fence_run_id is None:
+        return
+    if current_run is None or current_run.run_id != fence_run_id or current_run.status != "live":
+        now = "no run" if current_run is None else (
+            f"run {current_run.run_id!r} ({current_run.status})"
+        )
+        raise RunSupersededError(
+            f"session {session_id!r}: run {fence_run_id!r} is not the current live run "
+            f"(current: {now})",
+            session_id=session_id,
+        )
+
+
+def assert_deliverable(
+    session_id: str,
+    keys: Sequence[str],
+    delivered_at: Mapping[str, int | None],
+    *,
+    reopened_from: int | None,
+    error: type[ContextItemDeliveryConflictError] | type[LateAnswerDeliveryConflictError],
+    what: str,
+) -> None:
+    """Each key is queued, not yet delivered, and named once (CI-8, LA-8).
+
+    An item delivered at an index the commit's rewind removes counts as queued.
+    """
+    seen: set[str] = set()
+    for key in keys:
+        if key in seen:
+            raise error(f"session {session_id!r}: {what} {key!r} is named twice in one commit",
+                        session_id=session_id)
+        seen.add(key)
+        if key not in delivered_at:
+            raise error(f"session {session_id!r}: {what} {key!r} is not queued",
+                        session_id=session_id)
+        index = delivered_at[key]
+        if index is not None and (reopened_from is None or index < reopened_from):
+            raise error(
+                f"session {session_id!r}: {what} {key!r} was already delivered at row {index}",
+                session_id=session_id,
+            )
+
+
+def reopen_on_truncate(delivered_at: Mapping[str, int | None], keep: int) -> list[str]:
+    """Keys whose delivering row a truncate (or rewind) to ``keep`` rows removes (CI-6)."""
+    return [key for key, index in delivered_at.items() if index is not None and index >= keep]
+
+
+def commit_survives(result: CommitResult, keep: int) -> bool:
+    """Whether a landed commit's id is still remembered after truncating to ``keep`` (IDEM-2)."""
+    return result.message_count <= keep
+
+
+def undelivered_in_order(
+    entries: Iterable[tuple[_T, int | None]],
+) -> list[_T]:
+    """The queued records of ``(record, delivered_at)`` pairs, by ``at`` then key (CI-4)."""
+    queued = [record for record, index in entries if index is None]
+    return sorted(queued, key=_queue_order)
+
+
+def _queue_order(record: Any) -> tuple[datetime, str]:
+    if isinstance(record, StoredContextItem):
+        return (record.at, record.key)
+    if isinstance(record, LateAnswer):
+        return (record.at, record.call_id)
+    raise TypeError(f"not a queued record: {type(record).__name__}")
+
+
+def check_limit(session_id: str | None, name: str, value: int, low: int, high: int) -> None:
+    """``value`` lies in ``low..high``, else :class:`ValidationError`."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValidationError(
+            f"session {session_id!r}: {name} {value!r} is outside {low}..{high}",
+            session_id=session_id,
+        )
+
+
+def check_keep(session_id: str, keep: int, message_count: int) -> None:
+    """A truncate keeps ``0..message_count`` rows."""
+    check_limit(session_id, "keep", keep, 0, message_count)
+
+
+def check_finish_status(session_id: str, status: str) -> None:
+    """A run ends as completed, failed, cancelled or awaiting_approval."""
+    if status not in FINISH_STATUSES:
+        raise ValidationError(
+            f"session {session_id!r}: {status!r} is not a finished run status "
+            f"({', '.join(sorted(FINISH_STATUSES))})",
+            session_id=session_id,
+        )
+
+
+def next_activity(previous: datetime | None, now: datetime) -> datetime:
+    """The activity time of a write: ``now``, but always after ``previous`` (SES-7)."""
+    if previous is not None and now <= previous:
+        return previous + timedelta(microseconds=1)
+    return now

@@ -1,0 +1,85 @@
+"""Writes on one session's data, done while its lock is held."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from helix_agents.core import (
+    CommitPlan,
+    CommitState,
+    RunInfo,
+    ValidationError,
+    commit_survives,
+    dump_message,
+    reopen_on_truncate,
+)
+
+from ._state import SessionData
+
+__all__ = ["apply_plan", "commit_state", "cut_rows", "retain"]
+
+
+def commit_state(session: SessionData, commit_id: str | None) -> CommitState:
+    """What the shared pre-checks need, read from ``session``."""
+    return CommitState(
+        message_count=session.message_count,
+        current_run=session.current_run,
+        run_id_used=session.run_ids.__contains__,
+        context_items={key: index for key, (_, index) in session.items.items()},
+        late_answers={key: index for key, (_, index) in session.late.items()},
+        replay=None if commit_id is None else session.commits.get(commit_id),
+    )
+
+
+def cut_rows(session: SessionData, keep: int) -> None:
+    """Drop rows at index >= ``keep`` and everything that hung on them (MSG-4, CI-6, IDEM-2)."""
+    if keep < session.first_index:
+        raise ValidationError(
+            f"session {session.id!r}: rows below {session.first_index} were dropped by "
+            f"retention; keep must be in {session.first_index}..{session.message_count}",
+            session_id=session.id,
+        )
+    cut = keep - session.first_index
+    del session.rows[cut:]
+    del session.context_flags[cut:]
+    for queue in (session.items, session.late):
+        for key in reopen_on_truncate({k: i for k, (_, i) in queue.items()}, keep):
+            queue[key] = (queue[key][0], None)
+    session.checkpoints = {
+        cid: cp for cid, cp in session.checkpoints.items() if cp.message_count <= keep
+    }
+    session.commits = {
+        cid: result for cid, result in session.commits.items() if commit_survives(result, keep)
+    }
+
+
+def apply_plan(
+    session: SessionData, plan: CommitPlan, commit_id: str | None, now: datetime
+) -> None:
+    """Write a checked commit: rewind, run start, rows, deliveries, commit id."""
+    if plan.rewind_to is not None:
+        cut_rows(session, plan.rewind_to)
+    if plan.run_id is not None:
+        session.current_run = RunInfo(run_id=plan.run_id, status="live", started_at=now)
+        session.run_ids.add(plan.run_id)
+    for row in plan.rows:
+        session.rows.append(dump_message(row))
+        session.context_flags.append(row.role == "context")
+    for key, index in plan.context_deliveries:
+        session.items[key] = (session.items[key][0], index)
+    for key, index in plan.late_deliveries:
+        session.late[key] = (session.late[key][0], index)
+    if commit_id is not None:
+        session.commits[commit_id] = plan.result
+
+
+def retain(session: SessionData, max_messages: int | None) -> None:
+    """Keep the newest ``max_messages`` rows; indexes stay absolute (MSG-5)."""
+    if max_messages is None or len(session.rows) <= max_messages:
+        return
+    drop = len(session.rows) - max_messages
+    session.dropped_ui += sum(not flag for flag in session.context_flags[:drop])
+    del session.rows[:drop]
+    del session.context_flags[:drop]
+    session.first_index += drop
+

@@ -1,0 +1,455 @@
+"""``MemoryStateStore``: the whole protocol in process, the reference for every backend."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any, Self
+
+import pydantic
+
+from helix_agents.core import (
+    ApprovalNotFoundError,
+    ApprovalResolution,
+    Checkpoint,
+    CommitResult,
+    JsonObject,
+    LateAnswer,
+    Message,
+    MessageCommit,
+    MessagePage,
+    PageOrder,
+    PendingApproval,
+    RecordResult,
+    RunStatus,
+    SessionExistsError,
+    SessionInfo,
+    SessionNotFoundError,
+    SessionsPage,
+    SessionSummary,
+    StoredContextItem,
+    ValidationError,
+    assert_fence,
+    check_commit,
+    check_finish_status,
+    check_keep,
+    check_limit,
+    coerce,
+    decode_message_cursor,
+    decode_sessions_cursor,
+    encode_message_cursor,
+    encode_sessions_cursor,
+    next_activity,
+    parse_message,
+    undelivered_in_order,
+)
+
+from ._ops import apply_plan, commit_state, cut_rows, retain
+from ._state import MemoryData, SessionData
+
+__all__ = ["MemoryStateStore"]
+
+_metadata = pydantic.TypeAdapter(dict[str, pydantic.JsonValue])
+_SHARED: dict[str, MemoryData] = {}
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class MemoryStateStore:
+    """Session state in this process; lost when it exits.
+
+    Stores built on one :class:`MemoryData` share their sessions, like two
+    connections to one database. Each session has its own lock, held only
+    for the instant of a read or write, so sessions never wait on each other.
+    """
+
+    def __init__(
+        self,
+        data: MemoryData | None = None,
+        *,
+        max_messages: int | None = None,
+        clock: Callable[[], datetime] = _utcnow,
+    ) -> None:
+        if max_messages is not None:
+            check_limit(None, "max_messages", max_messages, 1, 2**62)
+        self.data = data if data is not None else MemoryData()
+        self.max_messages = max_messages
+        self._clock = clock
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Nothing to free: the data lives as long as something refers to it."""
+
+    @contextmanager
+    def _session(self, session_id: str) -> Iterator[SessionData]:
+        session = self.data.sessions.get(session_id)
+        if session is not None:
+            with session.lock:
+                if not session.deleted:
+                    yield session
+                    return
+        raise SessionNotFoundError(f"session {session_id!r} not found", session_id=session_id)
+
+    def _touch(self, session: SessionData) -> None:
+        session.last_activity_at = next_activity(session.last_activity_at, self._clock())
+
+    # Sessions
+
+    async def create_session(
+        self, session_id: str | None = None, *, user_id: str | None = None,
+        metadata: JsonObject | None = None,
+    ) -> SessionInfo:
+        """Create a session; mint a unique id when none is given."""
+        sid = session_id if session_id is not None else uuid.uuid4().hex
+        if not isinstance(sid, str) or not sid:
+            raise ValidationError(f"session id {sid!r} must be a non-empty string")
+        try:
+            meta = _metadata.validate_python(metadata or {})
+        except pydantic.ValidationError:
+            raise ValidationError(
+                f"session {sid!r}: metadata must be a JSON object", session_id=sid
+            ) from None
+        now = self._clock()
+        return self._insert(SessionData(sid, user_id, now, now, meta))
+
+    def _insert(self, fresh: SessionData) -> SessionInfo:
+        # A deleted session leaves the map under its lock, so anything found here is live.
+        if self.data.sessions.setdefault(fresh.id, fresh) is not fresh:
+            raise SessionExistsError(f"session {fresh.id!r} exists", session_id=fresh.id)
+        return _info(fresh)
+
+    async def get_session(self, session_id: str) -> SessionInfo | None:
+        """The session, or ``None``."""
+        try:
+            with self._session(session_id) as session:
+                return _info(session)
+        except SessionNotFoundError:
+            return None
+
+    async def delete_session(self, session_id: str) -> bool:
+        """Delete the session and everything it holds."""
+        try:
+            with self._session(session_id) as session:
+                session.deleted = True
+                self.data.sessions.pop(session_id, None)
+                return True
+        except SessionNotFoundError:
+            return False
+
+    async def clear_session(self, session_id: str) -> None:
+        """Drop rows and queues; keep the session, its user and metadata; cancel a live run."""
+        with self._session(session_id) as s:
+            now = self._clock()
+            s.rows.clear()
+            s.context_flags.clear()
+            s.first_index = s.dropped_ui = 0
+            for table in (s.items, s.late, s.approvals, s.checkpoints, s.commits):
+                table.clear()
+            s.resolved.clear()
+            if s.current_run is not None and s.current_run.status == "live":
+                s.current_run = s.current_run.model_copy(
+                    update={"status": "cancelled", "ended_at": now}
+                )
+            self._touch(s)
+
+    async def clone_session(
+        self, source_id: str, target_id: str | None = None, *, up_to: int | None = None
+    ) -> SessionInfo:
+        """Copy rows ``[0, up_to)`` and the checkpoints in range into a new session."""
+        with self._session(source_id) as src:
+            end = src.message_count if up_to is None else up_to
+            check_limit(source_id, "up_to", end, src.first_index, src.message_count)
+            cut = end - src.first_index
+            rows = [dict(r) for r in src.rows[:cut]]
+            flags = src.context_flags[:cut]
+            checkpoints = [cp for cp in src.checkpoints.values() if cp.message_count <= end]
+            now = self._clock()
+            clone = SessionData(
+                target_id if target_id is not None else uuid.uuid4().hex,
+                src.user_id, now, now, _metadata.validate_python(src.metadata),
+                rows=rows, context_flags=flags, first_index=src.first_index,
+                dropped_ui=src.dropped_ui,
+                checkpoints={cp.checkpoint_id: cp.model_copy(deep=True) for cp in checkpoints},
+            )
+        if not clone.id or not isinstance(clone.id, str):
+            raise ValidationError(f"session id {clone.id!r} must be a non-empty string")
+        return self._insert(clone)
+
+    async def list_sessions(
+        self, user_id: str, *, first: int = 20, cursor: str | None = None
+    ) -> SessionsPage:
+        """A user's sessions, most recent activity first, ties by id."""
+        check_limit(None, "first", first, 1, 500)
+        after = None if cursor is None else decode_sessions_cursor(user_id, cursor)
+        mine = []
+        for session in list(self.data.sessions.values()):
+            with session.lock:
+                if session.user_id == user_id and not session.deleted:
+                    mine.append((_summary(session), session.last_activity_at))
+        mine.sort(key=lambda entry: entry[0].id)
+        mine.sort(key=lambda entry: entry[1], reverse=True)
+        if after is not None:
+            at, sid = after
+            mine = [e for e in mine if e[1] < at or (e[1] == at and e[0].id > sid)]
+        page = [summary for summary, _ in mine[:first]]
+        next_cursor = None
+        if len(mine) > first:
+            next_cursor = encode_sessions_cursor(user_id, mine[first - 1][1], page[-1].id)
+        return SessionsPage(sessions=tuple(page), next_cursor=next_cursor)
+
+    # Rows
+
+    async def append_messages(self, session_id: str, commit: MessageCommit) -> CommitResult:
+        """Append rows with the checks and deliveries of the commit, atomically."""
+        with self._session(session_id) as session:
+            commit = coerce(MessageCommit, commit, session_id)
+            outcome = check_commit(session_id, commit, commit_state(session, commit.commit_id))
+            if isinstance(outcome, CommitResult):
+                return outcome
+            now = self._clock()
+            apply_plan(session, outcome, commit.commit_id, now)
+            retain(session, self.max_messages)
+            self._touch(session)
+            return outcome.result
+
+    async def get_messages(self, session_id: str, *, limit: int | None = None) -> list[Message]:
+        """Rows oldest first; ``limit`` keeps the last N."""
+        with self._session(session_id) as session:
+            if limit is not None:
+                check_limit(session_id, "limit", limit, 0, 2**62)
+            rows = session.rows if limit is None else session.rows[-limit:] if limit else []
+            return [parse_message(row) for row in rows]
+
+    async def get_message_count(self, session_id: str) -> int:
+        """All rows, context rows included."""
+        with self._session(session_id) as session:
+            return session.message_count
+
+    async def get_ui_message_count(self, session_id: str) -> int:
+        """Rows that are not context rows."""
+        with self._session(session_id) as session:
+            return session.dropped_ui + sum(not f for f in session.context_flags)
+
+    async def page_messages(
+        self, session_id: str, *, limit: int = 50, cursor: str | None = None,
+        order: PageOrder = "asc",
+    ) -> MessagePage:
+        """A page of rows in ``order``; ``next_cursor`` is ``None`` at the end."""
+        with self._session(session_id) as session:
+            check_limit(session_id, "limit", limit, 1, 500)
+            if order not in ("asc", "desc"):
+                raise ValidationError(
+                    f"session {session_id!r}: order {order!r} is not 'asc' or 'desc'",
+                    session_id=session_id,
+                )
+            start = None if cursor is None else decode_message_cursor(session_id, order, cursor)
+            first, count = session.first_index, session.message_count
+            if order == "asc":
+                lo = max(first, start if start is not None else first)
+                hi = min(count, lo + limit)
+                indexes = range(lo, hi)
+                more = hi < count
+                nxt = hi
+            else:
+                hi = min(count, start if start is not None else count)
+                lo = max(first, hi - limit)
+                indexes = range(hi - 1, lo - 1, -1)
+                more = lo > first
+                nxt = lo
+            rows = tuple(parse_message(session.rows[i - first]) for i in indexes)
+            next_cursor = encode_message_cursor(session_id, order, nxt) if more else None
+            return MessagePage(messages=rows, next_cursor=next_cursor)
+
+    async def truncate_messages(
+        self, session_id: str, keep: int, *, fence_run_id: str | None = None
+    ) -> None:
+        """Drop rows at index >= ``keep``, re-opening the items they delivered."""
+        with self._session(session_id) as session:
+            check_keep(session_id, keep, session.message_count)
+            assert_fence(session_id, fence_run_id, session.current_run)
+            cut_rows(session, keep)
+            self._touch(session)
+
+    async def is_truncated(self, session_id: str) -> bool:
+        """Whether retention has dropped old rows."""
+        with self._session(session_id) as session:
+            return session.first_index > 0
+
+    # Runs
+
+    async def finish_run(self, session_id: str, run_id: str, status: RunStatus) -> None:
+        """End the current live run with ``status``."""
+        with self._session(session_id) as session:
+            check_finish_status(session_id, status)
+            assert_fence(session_id, run_id, session.current_run)
+            assert session.current_run is not None
+            session.current_run = session.current_run.model_copy(
+                update={"status": status, "ended_at": self._clock()}
+            )
+            self._touch(session)
+
+    # Queues
+
+    async def record_context_item(
+        self, session_id: str, record: StoredContextItem, *, fence_run_id: str | None = None
+    ) -> RecordResult:
+        """Queue a context item, once per key."""
+        with self._session(session_id) as session:
+            record = coerce(StoredContextItem, record, session_id)
+            assert_fence(session_id, fence_run_id, session.current_run)
+            if record.key in session.items:
+                return RecordResult(recorded=False)
+            session.items[record.key] = (record.model_copy(deep=True), None)
+            self._touch(session)
+            return RecordResult(recorded=True)
+
+    async def list_undelivered_context_items(self, session_id: str) -> list[StoredContextItem]:
+        """Queued items, by ``at`` then key."""
+        with self._session(session_id) as session:
+            queued = undelivered_in_order(session.items.values())
+            return [record.model_copy(deep=True) for record in queued]
+
+    async def record_late_answer(
+        self, session_id: str, answer: LateAnswer, *, fence_run_id: str | None = None
+    ) -> RecordResult:
+        """Queue a late answer, once per call id."""
+        with self._session(session_id) as session:
+            answer = coerce(LateAnswer, answer, session_id)
+            assert_fence(session_id, fence_run_id, session.current_run)
+            if answer.call_id in session.late:
+                return RecordResult(recorded=False)
+            session.late[answer.call_id] = (answer.model_copy(deep=True), None)
+            self._touch(session)
+            return RecordResult(recorded=True)
+
+    async def list_undelivered_late_answers(self, session_id: str) -> list[LateAnswer]:
+        """Queued late answers, by ``at`` then call id."""
+        with self._session(session_id) as session:
+            queued = undelivered_in_order(session.late.values())
+            return [answer.model_copy(deep=True) for answer in queued]
+
+    # Approvals
+
+    async def add_pending_approvals(
+        self, session_id: str, approvals: Sequence[PendingApproval], *,
+        fence_run_id: str | None = None,
+    ) -> None:
+        """Add approvals, once per ``approval_id``."""
+        with self._session(session_id) as session:
+            checked = [coerce(PendingApproval, a, session_id) for a in approvals]
+            assert_fence(session_id, fence_run_id, session.current_run)
+            added = False
+            for approval in checked:
+                known = approval.approval_id in session.approvals
+                if not known and approval.approval_id not in session.resolved:
+                    session.approvals[approval.approval_id] = approval.model_copy(deep=True)
+                    added = True
+            if added:
+                self._touch(session)
+
+    async def list_pending_approvals(self, session_id: str) -> list[PendingApproval]:
+        """Unresolved approvals by ``requested_at``, then id."""
+        with self._session(session_id) as session:
+            pending = sorted(
+                session.approvals.values(), key=lambda a: (a.requested_at, a.approval_id)
+            )
+            return [a.model_copy(deep=True) for a in pending]
+
+    async def resolve_approval(self, session_id: str, approval_id: str) -> ApprovalResolution:
+        """``"resolved"`` for exactly one caller, ``"already-resolved"`` for the rest."""
+        with self._session(session_id) as session:
+            if approval_id in session.resolved:
+                return "already-resolved"
+            if session.approvals.pop(approval_id, None) is None:
+                raise ApprovalNotFoundError(
+                    f"session {session_id!r}: no approval {approval_id!r}", session_id=session_id
+                )
+            session.resolved.add(approval_id)
+            self._touch(session)
+            return "resolved"
+
+    # Checkpoints
+
+    async def save_checkpoint(
+        self, session_id: str, checkpoint: Checkpoint, *, fence_run_id: str | None = None
+    ) -> RecordResult:
+        """Save a checkpoint, once per id."""
+        with self._session(session_id) as session:
+            checkpoint = coerce(Checkpoint, checkpoint, session_id)
+            if checkpoint.message_count > session.message_count:
+                raise ValidationError(
+                    f"session {session_id!r}: checkpoint {checkpoint.checkpoint_id!r} has "
+                    f"message_count {checkpoint.message_count}, above the session's "
+                    f"{session.message_count}",
+                    session_id=session_id,
+                )
+            assert_fence(session_id, fence_run_id, session.current_run)
+            if checkpoint.checkpoint_id in session.checkpoints:
+                return RecordResult(recorded=False)
+            session.checkpoints[checkpoint.checkpoint_id] = checkpoint.model_copy(deep=True)
+            self._touch(session)
+            return RecordResult(recorded=True)
+
+    async def get_checkpoint(self, session_id: str, checkpoint_id: str) -> Checkpoint | None:
+        """The checkpoint, or ``None``."""
+        with self._session(session_id) as session:
+            found = session.checkpoints.get(checkpoint_id)
+            return None if found is None else found.model_copy(deep=True)
+
+    async def latest_checkpoint(self, session_id: str) -> Checkpoint | None:
+        """The checkpoint with the highest ``message_count``, then the newest."""
+        checkpoints = await self.list_checkpoints(session_id)
+        return checkpoints[-1] if checkpoints else None
+
+    async def list_checkpoints(self, session_id: str) -> list[Checkpoint]:
+        """Checkpoints by ``message_count``, then ``created_at``, then id."""
+        with self._session(session_id) as session:
+            ordered = sorted(
+                session.checkpoints.values(),
+                key=lambda c: (c.message_count, c.created_at, c.checkpoint_id),
+            )
+            return [c.model_copy(deep=True) for c in ordered]
+
+
+def _info(session: SessionData) -> SessionInfo:
+    return SessionInfo(
+        id=session.id,
+        user_id=session.user_id,
+        created_at=session.created_at,
+        last_activity_at=session.last_activity_at,
+        message_count=session.message_count,
+        current_run=session.current_run,
+        metadata=_metadata.validate_python(session.metadata),
+    )
+
+
+def _summary(session: SessionData) -> SessionSummary:
+    return SessionSummary(
+        id=session.id,
+        created_at=session.created_at,
+        last_activity_at=session.last_activity_at,
+        message_count=session.message_count,
+        pending_approvals=len(session.approvals),
+    )
+
+
+def open_url(url: str, *, namespace: str | None = None, **options: Any) -> MemoryStateStore:
+    """The ``memory://`` entry point: ``memory://name`` shares data with every store of that name."""
+    name = url.removeprefix("memory://").strip("/")
+    if namespace:
+        name = f"{name}/{namespace}"
+    data = _SHARED.setdefault(name, MemoryData()) if name else None
+    return MemoryStateStore(data, **options)
