@@ -47,8 +47,8 @@ from .models import (
     RunInfo,
     RunStatus,
     SessionInfo,
-    SessionSummary,
     SessionsPage,
+    SessionSummary,
     StartRun,
     StoredContextItem,
 )

@@ -107,8 +107,14 @@ class ConcurrencyConflictError(StateStoreError):
 class MessageCountConflictError(ConcurrencyConflictError):
     """The session's row count differs from the commit's expected count."""
 
-    def __init__(self, message: str, *, session_id: str | None = None,
-                 expected: int | None = None, actual: int | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        session_id: str | None = None,
+        expected: int | None = None,
+        actual: int | None = None,
+    ) -> None:
         super().__init__(message, session_id=session_id)
         self.expected = expected
         self.actual = actual
@@ -138,8 +144,9 @@ class StoreUnavailableError(StateStoreError):
     code = "state_unavailable"
     retryable = True
 
-    def __init__(self, message: str, *, session_id: str | None = None,
-                 may_have_landed: bool = False) -> None:
+    def __init__(
+        self, message: str, *, session_id: str | None = None, may_have_landed: bool = False
+    ) -> None:
         super().__init__(message, session_id=session_id)
         self.may_have_landed = may_have_landed
 

@@ -115,7 +115,7 @@ class ContextMessage(_ContextFields):
 Message: TypeAlias = ChatMessage | ContextMessage
 """One row of a session's log."""
 
-_json_adapter: pydantic.TypeAdapter[dict[str, JsonValue]] = pydantic.TypeAdapter(dict[str, JsonValue])
+_json_adapter: pydantic.TypeAdapter[JsonObject] = pydantic.TypeAdapter(JsonObject)
 
 
 def parse_message(obj: Any) -> Message:

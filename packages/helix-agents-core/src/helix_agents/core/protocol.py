@@ -52,7 +52,10 @@ class SessionStateStore(Protocol):
     # Sessions
 
     async def create_session(
-        self, session_id: str | None = None, *, user_id: str | None = None,
+        self,
+        session_id: str | None = None,
+        *,
+        user_id: str | None = None,
         metadata: JsonObject | None = None,
     ) -> SessionInfo:
         """Create a session; mint a unique id when none is given."""
@@ -101,7 +104,11 @@ class SessionStateStore(Protocol):
         ...
 
     async def page_messages(
-        self, session_id: str, *, limit: int = 50, cursor: str | None = None,
+        self,
+        session_id: str,
+        *,
+        limit: int = 50,
+        cursor: str | None = None,
         order: PageOrder = "asc",
     ) -> MessagePage:
         """A page of rows in ``order``; ``next_cursor`` is ``None`` at the end."""
@@ -148,7 +155,10 @@ class SessionStateStore(Protocol):
     # Approvals
 
     async def add_pending_approvals(
-        self, session_id: str, approvals: Sequence[PendingApproval], *,
+        self,
+        session_id: str,
+        approvals: Sequence[PendingApproval],
+        *,
         fence_run_id: str | None = None,
     ) -> None:
         """Add approvals, once per ``approval_id``."""
@@ -181,4 +191,3 @@ class SessionStateStore(Protocol):
     async def list_checkpoints(self, session_id: str) -> list[Checkpoint]:
         """Checkpoints by ``message_count``, then ``created_at``, then id."""
         ...
-

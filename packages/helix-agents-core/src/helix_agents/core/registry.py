@@ -41,8 +41,6 @@ def open_store(url: str, **options: Any) -> SessionStateStore:
         if dist is None:
             known = ", ".join(f"{s}://" for s in _DISTRIBUTIONS)
             raise ValidationError(f"unknown store URL scheme {scheme!r} in {url!r}; known: {known}")
-        raise ValidationError(
-            f"no store is installed for {scheme}:// URLs: pip install {dist}"
-        )
+        raise ValidationError(f"no store is installed for {scheme}:// URLs: pip install {dist}")
     factory: Callable[..., SessionStateStore] = next(iter(found)).load()
     return factory(url, **options)

@@ -134,15 +134,14 @@ def check_commit(
 
     assert_fence(session_id, commit.fence_run_id, state.current_run)
 
-    if start is None and commit.expect_message_count is not None:
-        if commit.expect_message_count != state.message_count:
-            raise MessageCountConflictError(
-                f"session {session_id!r}: expected {commit.expect_message_count} rows, "
-                f"found {state.message_count}",
-                session_id=session_id,
-                expected=commit.expect_message_count,
-                actual=state.message_count,
-            )
+    expected = commit.expect_message_count
+    if start is None and expected is not None and expected != state.message_count:
+        raise MessageCountConflictError(
+            f"session {session_id!r}: expected {expected} rows, found {state.message_count}",
+            session_id=session_id,
+            expected=expected,
+            actual=state.message_count,
+        )
 
     base = state.message_count
     if start is not None and start.rewind_to is not None:
@@ -194,8 +193,10 @@ def assert_fence(session_id: str, fence_run_id: str | None, current_run: RunInfo
     if fence_run_id is None:
         return
     if current_run is None or current_run.run_id != fence_run_id or current_run.status != "live":
-        now = "no run" if current_run is None else (
-            f"run {current_run.run_id!r} ({current_run.status})"
+        now = (
+            "no run"
+            if current_run is None
+            else (f"run {current_run.run_id!r} ({current_run.status})")
         )
         raise RunSupersededError(
             f"session {session_id!r}: run {fence_run_id!r} is not the current live run "
@@ -220,12 +221,15 @@ def assert_deliverable(
     seen: set[str] = set()
     for key in keys:
         if key in seen:
-            raise error(f"session {session_id!r}: {what} {key!r} is named twice in one commit",
-                        session_id=session_id)
+            raise error(
+                f"session {session_id!r}: {what} {key!r} is named twice in one commit",
+                session_id=session_id,
+            )
         seen.add(key)
         if key not in delivered_at:
-            raise error(f"session {session_id!r}: {what} {key!r} is not queued",
-                        session_id=session_id)
+            raise error(
+                f"session {session_id!r}: {what} {key!r} is not queued", session_id=session_id
+            )
         index = delivered_at[key]
         if index is not None and (reopened_from is None or index < reopened_from):
             raise error(

@@ -36,7 +36,8 @@ def lower_context_rows(rows: Iterable[Message]) -> list[Message]:
     """``rows`` with each context row turned into a hidden ``user`` turn."""
     return [
         ChatMessage(role="user", content=context_row_text(row))
-        if isinstance(row, ContextMessage) else row
+        if isinstance(row, ContextMessage)
+        else row
         for row in rows
     ]
 

@@ -42,9 +42,10 @@ def cut_rows(session: SessionData, keep: int) -> None:
     cut = keep - session.first_index
     del session.rows[cut:]
     del session.context_flags[cut:]
-    for queue in (session.items, session.late):
-        for key in reopen_on_truncate({k: i for k, (_, i) in queue.items()}, keep):
-            queue[key] = (queue[key][0], None)
+    for key in reopen_on_truncate({k: i for k, (_, i) in session.items.items()}, keep):
+        session.items[key] = (session.items[key][0], None)
+    for key in reopen_on_truncate({k: i for k, (_, i) in session.late.items()}, keep):
+        session.late[key] = (session.late[key][0], None)
     session.checkpoints = {
         cid: cp for cid, cp in session.checkpoints.items() if cp.message_count <= keep
     }
@@ -82,4 +83,3 @@ def retain(session: SessionData, max_messages: int | None) -> None:
     del session.rows[:drop]
     del session.context_flags[:drop]
     session.first_index += drop
-

@@ -31,6 +31,7 @@ from helix_agents.core import (
     SessionsPage,
     SessionSummary,
     StoredContextItem,
+    StoreUnavailableError,
     ValidationError,
     assert_fence,
     check_commit,
@@ -80,21 +81,30 @@ class MemoryStateStore:
         self.data = data if data is not None else MemoryData()
         self.max_messages = max_messages
         self._clock = clock
+        self._closed = False
 
     async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
         await self.close()
 
     async def close(self) -> None:
-        """Nothing to free: the data lives as long as something refers to it."""
+        """Detach from the data; later calls raise :class:`StoreUnavailableError`."""
+        self._closed = True
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreUnavailableError("the memory store is closed")
 
     @contextmanager
     def _session(self, session_id: str) -> Iterator[SessionData]:
+        self._check_open()
         session = self.data.sessions.get(session_id)
         if session is not None:
             with session.lock:
@@ -109,7 +119,10 @@ class MemoryStateStore:
     # Sessions
 
     async def create_session(
-        self, session_id: str | None = None, *, user_id: str | None = None,
+        self,
+        session_id: str | None = None,
+        *,
+        user_id: str | None = None,
         metadata: JsonObject | None = None,
     ) -> SessionInfo:
         """Create a session; mint a unique id when none is given."""
@@ -126,6 +139,7 @@ class MemoryStateStore:
         return self._insert(SessionData(sid, user_id, now, now, meta))
 
     def _insert(self, fresh: SessionData) -> SessionInfo:
+        self._check_open()
         # A deleted session leaves the map under its lock, so anything found here is live.
         if self.data.sessions.setdefault(fresh.id, fresh) is not fresh:
             raise SessionExistsError(f"session {fresh.id!r} exists", session_id=fresh.id)
@@ -179,8 +193,13 @@ class MemoryStateStore:
             now = self._clock()
             clone = SessionData(
                 target_id if target_id is not None else uuid.uuid4().hex,
-                src.user_id, now, now, _metadata.validate_python(src.metadata),
-                rows=rows, context_flags=flags, first_index=src.first_index,
+                src.user_id,
+                now,
+                now,
+                _metadata.validate_python(src.metadata),
+                rows=rows,
+                context_flags=flags,
+                first_index=src.first_index,
                 dropped_ui=src.dropped_ui,
                 checkpoints={cp.checkpoint_id: cp.model_copy(deep=True) for cp in checkpoints},
             )
@@ -192,6 +211,7 @@ class MemoryStateStore:
         self, user_id: str, *, first: int = 20, cursor: str | None = None
     ) -> SessionsPage:
         """A user's sessions, most recent activity first, ties by id."""
+        self._check_open()
         check_limit(None, "first", first, 1, 500)
         after = None if cursor is None else decode_sessions_cursor(user_id, cursor)
         mine = []
@@ -244,7 +264,11 @@ class MemoryStateStore:
             return session.dropped_ui + sum(not f for f in session.context_flags)
 
     async def page_messages(
-        self, session_id: str, *, limit: int = 50, cursor: str | None = None,
+        self,
+        session_id: str,
+        *,
+        limit: int = 50,
+        cursor: str | None = None,
         order: PageOrder = "asc",
     ) -> MessagePage:
         """A page of rows in ``order``; ``next_cursor`` is ``None`` at the end."""
@@ -344,7 +368,10 @@ class MemoryStateStore:
     # Approvals
 
     async def add_pending_approvals(
-        self, session_id: str, approvals: Sequence[PendingApproval], *,
+        self,
+        session_id: str,
+        approvals: Sequence[PendingApproval],
+        *,
         fence_run_id: str | None = None,
     ) -> None:
         """Add approvals, once per ``approval_id``."""
@@ -447,7 +474,7 @@ def _summary(session: SessionData) -> SessionSummary:
 
 
 def open_url(url: str, *, namespace: str | None = None, **options: Any) -> MemoryStateStore:
-    """The ``memory://`` entry point: ``memory://name`` shares data with every store of that name."""
+    """The ``memory://`` entry point; stores opened on ``memory://name`` share their data."""
     name = url.removeprefix("memory://").strip("/")
     if namespace:
         name = f"{name}/{namespace}"

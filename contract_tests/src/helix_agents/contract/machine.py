@@ -1,0 +1,291 @@
+"""A Hypothesis state machine that drives any store and compares it with the pure model."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import Callable, Coroutine
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+from hypothesis import HealthCheck, note, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
+
+from helix_agents.core import (
+    ChatMessage,
+    ContextItem,
+    ContextItemDelivery,
+    ContextMessage,
+    Message,
+    MessageCommit,
+    PendingApproval,
+    SessionStateStore,
+    StartRun,
+    StateStoreError,
+    StoredContextItem,
+)
+
+from ._base import StoreFactory
+from .model import SessionModel
+
+__all__ = ["PROFILE_ENV", "run_state_machine"]
+
+PROFILE_ENV = "HELIX_CONTRACT_PROFILE"
+settings.register_profile(
+    "helix-ci",
+    max_examples=20,
+    stateful_step_count=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "helix-thorough",
+    max_examples=300,
+    stateful_step_count=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+_T = TypeVar("_T")
+SIDS = st.sampled_from(["s0", "s1", "s2"])
+RUNS = st.sampled_from([f"r{i}" for i in range(6)])
+KEYS = st.sampled_from(["k0", "k1", "k2", "k3"])
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _row(text: str) -> Message:
+    if int(text) % 2:
+        return ContextMessage(kind="notice", content=text)
+    return ChatMessage(role="user", content=text)
+
+
+class StoreMachine(RuleBasedStateMachine):
+    """Each step runs one operation on the store and on the model; outcomes must agree."""
+
+    factory: StoreFactory
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.runner = asyncio.Runner()
+        self.store: SessionStateStore = self.factory()
+        self.run(self.store.__aenter__())
+        self.model = SessionModel()
+        self.prefix = f"sm-{uuid.uuid4().hex[:8]}-"
+        self.counter = 0
+
+    def run(self, coro: Coroutine[Any, Any, _T]) -> _T:
+        return self.runner.run(coro)
+
+    def teardown(self) -> None:
+        try:
+            for sid in list(self.model.sessions):
+                self.run(self.store.delete_session(self.prefix + sid))
+            self.run(self.store.__aexit__(None, None, None))
+        finally:
+            self.runner.close()
+
+    def both(self, model_op: Callable[[], object], store_op: Coroutine[Any, Any, Any]) -> Any:
+        """Run an operation on both sides and check they agree on the outcome."""
+        try:
+            expected: object = model_op()
+        except StateStoreError as exc:
+            expected = type(exc)
+        try:
+            actual: object = self.run(store_op)
+        except StateStoreError as exc:
+            note(f"store raised {exc!r}")
+            actual = type(exc)
+        assert _same(expected, actual), f"model {expected!r} != store {actual!r}"
+        return actual
+
+    def rows(self, n: int) -> list[str]:
+        self.counter += n
+        return [str(self.counter - i) for i in range(n, 0, -1)]
+
+    @rule(sid=SIDS)
+    def create(self, sid: str) -> None:
+        self.both(
+            lambda: self.model.create(sid),
+            _void(self.store.create_session(self.prefix + sid, user_id=self.prefix)),
+        )
+
+    @rule(sid=SIDS)
+    def delete(self, sid: str) -> None:
+        self.both(lambda: self.model.delete(sid), self.store.delete_session(self.prefix + sid))
+
+    @rule(
+        sid=SIDS,
+        n=st.integers(0, 3),
+        expect=st.sampled_from(["none", "right", "stale"]),
+        fence=st.one_of(st.none(), RUNS),
+        deliver=st.lists(KEYS, max_size=2),
+        commit_id=st.one_of(st.none(), st.sampled_from(["c0", "c1", "c2"])),
+    )
+    def append(
+        self,
+        sid: str,
+        n: int,
+        expect: str,
+        fence: str | None,
+        deliver: list[str],
+        commit_id: str | None,
+    ) -> None:
+        self._commit(sid, n, None, None, expect, fence, deliver, commit_id)
+
+    @rule(
+        sid=SIDS,
+        n=st.integers(0, 2),
+        run_id=RUNS,
+        rewind_to=st.one_of(st.none(), st.integers(0, 8)),
+        deliver=st.lists(KEYS, max_size=2),
+    )
+    def start_run(
+        self, sid: str, n: int, run_id: str, rewind_to: int | None, deliver: list[str]
+    ) -> None:
+        self._commit(sid, n, run_id, rewind_to, "stale", None, deliver, None)
+
+    def _commit(
+        self,
+        sid: str,
+        n: int,
+        run_id: str | None,
+        rewind_to: int | None,
+        expect: str,
+        fence: str | None,
+        deliver: list[str],
+        commit_id: str | None,
+    ) -> None:
+        model_session = self.model.sessions.get(sid)
+        count = len(model_session.rows) if model_session else 0
+        expected_count = {"none": None, "right": count, "stale": count + 1}[expect]
+        texts = self.rows(n)
+        pairs = [(key, i % n if n else 0) for i, key in enumerate(deliver)]
+        commit = MessageCommit(
+            messages=tuple(_row(t) for t in texts),
+            start_run=None if run_id is None else StartRun(run_id=run_id, rewind_to=rewind_to),
+            fence_run_id=fence,
+            expect_message_count=expected_count,
+            commit_id=commit_id,
+            deliver_context_items=tuple(ContextItemDelivery(key=k, row_offset=o) for k, o in pairs),
+        )
+        self.both(
+            lambda: self.model.commit(
+                sid,
+                texts,
+                run_id=run_id,
+                rewind_to=rewind_to,
+                fence=fence,
+                expect=expected_count,
+                deliver=pairs,
+                commit_id=commit_id,
+            ),
+            self._append(sid, commit),
+        )
+
+    async def _append(self, sid: str, commit: MessageCommit) -> tuple[int, int, bool]:
+        result = await self.store.append_messages(self.prefix + sid, commit)
+        return result.first_index, result.message_count, result.replayed
+
+    @rule(sid=SIDS, run_id=RUNS, status=st.sampled_from(["completed", "failed", "cancelled"]))
+    def finish(self, sid: str, run_id: str, status: str) -> None:
+        self.both(
+            lambda: self.model.finish(sid, run_id, status),
+            self.store.finish_run(self.prefix + sid, run_id, status),
+        )  # type: ignore[arg-type]
+
+    @rule(sid=SIDS, key=KEYS, fence=st.one_of(st.none(), RUNS))
+    def record(self, sid: str, key: str, fence: str | None) -> None:
+        record = StoredContextItem(
+            key=key, item=ContextItem(kind="instruction", content=key), at=T0
+        )
+        self.both(lambda: self.model.record(sid, key, fence), self._record(sid, record, fence))
+
+    async def _record(self, sid: str, record: StoredContextItem, fence: str | None) -> bool:
+        result = await self.store.record_context_item(self.prefix + sid, record, fence_run_id=fence)
+        return result.recorded
+
+    @rule(sid=SIDS, keep=st.integers(0, 8))
+    def truncate(self, sid: str, keep: int) -> None:
+        self.both(
+            lambda: self.model.truncate(sid, keep),
+            self.store.truncate_messages(self.prefix + sid, keep),
+        )
+
+    @rule(sid=SIDS)
+    def clear(self, sid: str) -> None:
+        self.both(lambda: self.model.clear(sid), self.store.clear_session(self.prefix + sid))
+
+    @rule(sid=SIDS, to=SIDS, up_to=st.one_of(st.none(), st.integers(0, 8)))
+    def clone(self, sid: str, to: str, up_to: int | None) -> None:
+        self.both(lambda: self.model.clone(sid, to, up_to), self._clone(sid, to, up_to))
+
+    async def _clone(self, sid: str, target: str, up_to: int | None) -> None:
+        await _void(self.store.clone_session(self.prefix + sid, self.prefix + target, up_to=up_to))
+
+    @rule(sid=SIDS, approval_id=st.sampled_from(["a0", "a1"]))
+    def add_approval(self, sid: str, approval_id: str) -> None:
+        approval = PendingApproval(
+            approval_id=approval_id, tool_name="t", tool_call_id="c", input={}, requested_at=T0
+        )
+        self.both(
+            lambda: self.model.add_approval(sid, approval_id),
+            self.store.add_pending_approvals(self.prefix + sid, [approval]),
+        )
+
+    @rule(sid=SIDS, approval_id=st.sampled_from(["a0", "a1", "a2"]))
+    def resolve(self, sid: str, approval_id: str) -> None:
+        self.both(
+            lambda: self.model.resolve(sid, approval_id),
+            self.store.resolve_approval(self.prefix + sid, approval_id),
+        )
+
+    @invariant()
+    def reads_match_model(self) -> None:
+        self.run(self._check_reads())
+
+    async def _check_reads(self) -> None:
+        for sid in ("s0", "s1", "s2"):
+            expected = self.model.sessions.get(sid)
+            info = await self.store.get_session(self.prefix + sid)
+            if expected is None:
+                assert info is None, f"{sid} should not exist"
+                continue
+            assert info is not None, f"{sid} should exist"
+            rows = await self.store.get_messages(self.prefix + sid)
+            assert [r.content for r in rows] == expected.rows
+            assert info.message_count == len(expected.rows)
+            run = (
+                None
+                if info.current_run is None
+                else (info.current_run.run_id, info.current_run.status)
+            )
+            assert run == expected.run
+            queued = await self.store.list_undelivered_context_items(self.prefix + sid)
+            assert sorted(r.key for r in queued) == sorted(
+                k for k, i in expected.items.items() if i is None
+            )
+            pending = await self.store.list_pending_approvals(self.prefix + sid)
+            assert sorted(a.approval_id for a in pending) == sorted(expected.pending)
+
+
+def _same(expected: object, actual: object) -> bool:
+    if isinstance(expected, type) or isinstance(actual, type):
+        return expected is actual
+    return expected == actual
+
+
+async def _void(call: Coroutine[Any, Any, object]) -> None:
+    await call
+
+
+def run_state_machine(factory: StoreFactory, profile: str | None = None) -> None:
+    """Drive stores from ``factory`` through random operation sequences, checking the model.
+
+    Runs on its own event loop, so call it from a plain synchronous test. The
+    Hypothesis profile is ``profile``, else ``$HELIX_CONTRACT_PROFILE``, else ``helix-ci``.
+    """
+    name = profile or os.environ.get(PROFILE_ENV, "helix-ci")
+    machine = type("StoreMachineUnderTest", (StoreMachine,), {"factory": staticmethod(factory)})
+    run_state_machine_as_test(machine, settings=settings.get_profile(name))

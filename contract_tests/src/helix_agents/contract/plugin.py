@@ -1,0 +1,37 @@
+"""Opt-in pytest plugin: ``pytest -p helix_agents.contract.plugin --store-url URL``.
+
+Runs the whole contract suite against a live store opened by URL through
+:func:`helix_agents.core.open_store`, each test in a throwaway namespace.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+__all__ = ["pytest_addoption", "pytest_collection_modifyitems"]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Add ``--store-url``."""
+    group = parser.getgroup("helix-agents contract")
+    group.addoption(
+        "--store-url",
+        metavar="URL",
+        default=None,
+        help="run the helix-agents contract suite against the store at URL "
+        "(memory://, sqlite:///x.db, postgresql://…, redis://…)",
+    )
+
+
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    """Collect the by-URL contract class when ``--store-url`` is given."""
+    if config.getoption("store_url") is None:
+        return
+    from . import _by_url
+
+    module = pytest.Module.from_parent(session, path=Path(_by_url.__file__))
+    items.extend(session.genitems(module))

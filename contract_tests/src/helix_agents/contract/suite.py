@@ -1,0 +1,51 @@
+"""``SessionStoreContract``: subclass it, provide ``store_factory``, and every rule runs."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from helix_agents.core import SessionStateStore
+
+from ._base import ContractBase, StoreFactory
+from .machine import run_state_machine
+from .rules_commits import CommitRules
+from .rules_messages import MessageRules
+from .rules_queues import QueueRules
+from .rules_records import RecordRules
+from .rules_runs import RunRules
+from .rules_sessions import SessionRules
+
+__all__ = ["SessionStoreContract"]
+
+
+class SessionStoreContract(
+    QueueRules, CommitRules, SessionRules, MessageRules, RunRules, RecordRules, ContractBase
+):
+    """The contract suite of SPEC §6: one test per rule id, plus the state machine.
+
+    Subclasses provide a ``store_factory`` fixture: a callable that takes store
+    options (such as ``max_messages=5``) and returns a store, not yet entered,
+    on fresh data for each test; calling it twice gives two independent
+    instances on the same data.
+    """
+
+    _contract_root = True
+
+    @pytest.fixture
+    def store_factory(self) -> StoreFactory:
+        """Provided by the subclass."""
+        raise NotImplementedError(
+            f"{type(self).__name__} must define a store_factory fixture (see the contract docs)"
+        )
+
+    @pytest.fixture
+    async def store(self, store_factory: StoreFactory) -> AsyncIterator[SessionStateStore]:
+        """One open store on the test's fresh data."""
+        async with store_factory() as store:
+            yield store
+
+    def test_state_machine_matches_model(self, store_factory: StoreFactory) -> None:
+        """Random sequences of operations leave the store where the pure model says."""
+        run_state_machine(store_factory)
