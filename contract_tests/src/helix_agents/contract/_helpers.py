@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
@@ -165,17 +166,20 @@ async def snapshot(store: SessionStateStore, sid: str) -> dict[str, Any]:
     info = await store.get_session(sid)
     if info is None:
         return {"exists": False}
-    return {
-        "info": info,
-        "messages": await store.get_messages(sid),
-        "count": await store.get_message_count(sid),
-        "ui_count": await store.get_ui_message_count(sid),
-        "items": await store.list_undelivered_context_items(sid),
-        "late": await store.list_undelivered_late_answers(sid),
-        "approvals": await store.list_pending_approvals(sid),
-        "checkpoints": await store.list_checkpoints(sid),
-        "truncated": await store.is_truncated(sid),
-    }
+    # Deep copies: a store that hands out its own objects must not mutate the "before".
+    return copy.deepcopy(
+        {
+            "info": info,
+            "messages": await store.get_messages(sid),
+            "count": await store.get_message_count(sid),
+            "ui_count": await store.get_ui_message_count(sid),
+            "items": await store.list_undelivered_context_items(sid),
+            "late": await store.list_undelivered_late_answers(sid),
+            "approvals": await store.list_pending_approvals(sid),
+            "checkpoints": await store.list_checkpoints(sid),
+            "truncated": await store.is_truncated(sid),
+        }
+    )
 
 
 async def assert_gone(store: SessionStateStore, sid: str) -> None:

@@ -11,7 +11,13 @@ from typing import Any, TypeVar
 
 from hypothesis import HealthCheck, note, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    rule,
+    run_state_machine_as_test,
+)
 
 from helix_agents.core import (
     ChatMessage,
@@ -21,6 +27,7 @@ from helix_agents.core import (
     Message,
     MessageCommit,
     PendingApproval,
+    RunStatus,
     SessionStateStore,
     StartRun,
     StateStoreError,
@@ -49,9 +56,13 @@ settings.register_profile(
 )
 
 _T = TypeVar("_T")
-SIDS = st.sampled_from(["s0", "s1", "s2"])
-RUNS = st.sampled_from([f"r{i}" for i in range(6)])
-KEYS = st.sampled_from(["k0", "k1", "k2", "k3"])
+SIDS = st.sampled_from(["s0", "s1"])
+RUNS = st.sampled_from([f"r{i}" for i in range(8)])
+KEYS = st.sampled_from(["k0", "k1", "k2"])
+FENCE = st.sampled_from([None, None, None, "current", "current", "r5"])
+EXPECT = st.sampled_from(["none", "right", "right", "stale"])
+# "queued" delivers what the model has queued (valid); a bare key may be missing or delivered.
+DELIVER = st.one_of(st.just(["queued"]), st.lists(KEYS, max_size=2))
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
@@ -104,23 +115,30 @@ class StoreMachine(RuleBasedStateMachine):
         self.counter += n
         return [str(self.counter - i) for i in range(n, 0, -1)]
 
-    @rule(sid=SIDS)
-    def create(self, sid: str) -> None:
-        self.both(
-            lambda: self.model.create(sid),
-            _void(self.store.create_session(self.prefix + sid, user_id=self.prefix)),
-        )
+    @initialize()
+    def create_all(self) -> None:
+        for sid in ("s0", "s1"):
+            self.lifecycle(sid, "create")
 
-    @rule(sid=SIDS)
-    def delete(self, sid: str) -> None:
-        self.both(lambda: self.model.delete(sid), self.store.delete_session(self.prefix + sid))
+    @rule(sid=SIDS, op=st.sampled_from(["create", "create", "delete", "clear"]))
+    def lifecycle(self, sid: str, op: str) -> None:
+        key = self.prefix + sid
+        if op == "create":
+            self.both(
+                lambda: self.model.create(sid),
+                _void(self.store.create_session(key, user_id=self.prefix)),
+            )
+        elif op == "delete":
+            self.both(lambda: self.model.delete(sid), self.store.delete_session(key))
+        else:
+            self.both(lambda: self.model.clear(sid), self.store.clear_session(key))
 
     @rule(
         sid=SIDS,
         n=st.integers(0, 3),
-        expect=st.sampled_from(["none", "right", "stale"]),
-        fence=st.one_of(st.none(), RUNS),
-        deliver=st.lists(KEYS, max_size=2),
+        expect=EXPECT,
+        fence=FENCE,
+        deliver=DELIVER,
         commit_id=st.one_of(st.none(), st.sampled_from(["c0", "c1", "c2"])),
     )
     def append(
@@ -138,13 +156,20 @@ class StoreMachine(RuleBasedStateMachine):
         sid=SIDS,
         n=st.integers(0, 2),
         run_id=RUNS,
-        rewind_to=st.one_of(st.none(), st.integers(0, 8)),
-        deliver=st.lists(KEYS, max_size=2),
+        rewind_to=st.one_of(st.none(), st.integers(0, 6)),
+        deliver=DELIVER,
     )
     def start_run(
         self, sid: str, n: int, run_id: str, rewind_to: int | None, deliver: list[str]
     ) -> None:
         self._commit(sid, n, run_id, rewind_to, "stale", None, deliver, None)
+
+    def fence(self, sid: str, choice: str | None) -> str | None:
+        """``"current"`` stands for the model's current run, whatever it is then."""
+        if choice != "current":
+            return choice
+        session = self.model.sessions.get(sid)
+        return session.run[0] if session is not None and session.run is not None else "r0"
 
     def _commit(
         self,
@@ -157,9 +182,13 @@ class StoreMachine(RuleBasedStateMachine):
         deliver: list[str],
         commit_id: str | None,
     ) -> None:
+        fence = self.fence(sid, fence)
         model_session = self.model.sessions.get(sid)
         count = len(model_session.rows) if model_session else 0
         expected_count = {"none": None, "right": count, "stale": count + 1}[expect]
+        if deliver == ["queued"]:
+            queued = model_session.items.items() if model_session else []
+            deliver = [key for key, index in queued if index is None][: max(n, 1)]
         texts = self.rows(n)
         pairs = [(key, i % n if n else 0) for i, key in enumerate(deliver)]
         commit = MessageCommit(
@@ -188,57 +217,63 @@ class StoreMachine(RuleBasedStateMachine):
         result = await self.store.append_messages(self.prefix + sid, commit)
         return result.first_index, result.message_count, result.replayed
 
-    @rule(sid=SIDS, run_id=RUNS, status=st.sampled_from(["completed", "failed", "cancelled"]))
-    def finish(self, sid: str, run_id: str, status: str) -> None:
+    @rule(
+        sid=SIDS,
+        run_id=st.one_of(st.just("current"), RUNS),
+        status=st.sampled_from(["completed", "failed", "cancelled"]),
+    )
+    def finish(self, sid: str, run_id: str, status: RunStatus) -> None:
+        fenced = self.fence(sid, run_id) or run_id
         self.both(
-            lambda: self.model.finish(sid, run_id, status),
-            self.store.finish_run(self.prefix + sid, run_id, status),
-        )  # type: ignore[arg-type]
-
-    @rule(sid=SIDS, key=KEYS, fence=st.one_of(st.none(), RUNS))
-    def record(self, sid: str, key: str, fence: str | None) -> None:
-        record = StoredContextItem(
-            key=key, item=ContextItem(kind="instruction", content=key), at=T0
+            lambda: self.model.finish(sid, fenced, status),
+            self.store.finish_run(self.prefix + sid, fenced, status),
         )
-        self.both(lambda: self.model.record(sid, key, fence), self._record(sid, record, fence))
+
+    @rule(sid=SIDS, keys=st.lists(KEYS, min_size=1, max_size=3), fence=FENCE)
+    def record(self, sid: str, keys: list[str], fence: str | None) -> None:
+        fence = self.fence(sid, fence)
+        for key in keys:
+            record = StoredContextItem(
+                key=key, item=ContextItem(kind="instruction", content=key), at=T0
+            )
+            self.both(
+                lambda key=key: self.model.record(sid, key, fence),  # type: ignore[misc]
+                self._record(sid, record, fence),
+            )
 
     async def _record(self, sid: str, record: StoredContextItem, fence: str | None) -> bool:
         result = await self.store.record_context_item(self.prefix + sid, record, fence_run_id=fence)
         return result.recorded
 
-    @rule(sid=SIDS, keep=st.integers(0, 8))
+    @rule(sid=SIDS, keep=st.integers(0, 6))
     def truncate(self, sid: str, keep: int) -> None:
         self.both(
             lambda: self.model.truncate(sid, keep),
             self.store.truncate_messages(self.prefix + sid, keep),
         )
 
-    @rule(sid=SIDS)
-    def clear(self, sid: str) -> None:
-        self.both(lambda: self.model.clear(sid), self.store.clear_session(self.prefix + sid))
-
-    @rule(sid=SIDS, to=SIDS, up_to=st.one_of(st.none(), st.integers(0, 8)))
+    @rule(sid=SIDS, to=SIDS, up_to=st.one_of(st.none(), st.integers(0, 6)))
     def clone(self, sid: str, to: str, up_to: int | None) -> None:
         self.both(lambda: self.model.clone(sid, to, up_to), self._clone(sid, to, up_to))
 
     async def _clone(self, sid: str, target: str, up_to: int | None) -> None:
         await _void(self.store.clone_session(self.prefix + sid, self.prefix + target, up_to=up_to))
 
-    @rule(sid=SIDS, approval_id=st.sampled_from(["a0", "a1"]))
-    def add_approval(self, sid: str, approval_id: str) -> None:
+    @rule(sid=SIDS, resolve=st.booleans(), approval_id=st.sampled_from(["a0", "a1", "a2"]))
+    def approval(self, sid: str, resolve: bool, approval_id: str) -> None:
+        key = self.prefix + sid
+        if resolve:
+            self.both(
+                lambda: self.model.resolve(sid, approval_id),
+                self.store.resolve_approval(key, approval_id),
+            )
+            return
         approval = PendingApproval(
             approval_id=approval_id, tool_name="t", tool_call_id="c", input={}, requested_at=T0
         )
         self.both(
             lambda: self.model.add_approval(sid, approval_id),
-            self.store.add_pending_approvals(self.prefix + sid, [approval]),
-        )
-
-    @rule(sid=SIDS, approval_id=st.sampled_from(["a0", "a1", "a2"]))
-    def resolve(self, sid: str, approval_id: str) -> None:
-        self.both(
-            lambda: self.model.resolve(sid, approval_id),
-            self.store.resolve_approval(self.prefix + sid, approval_id),
+            self.store.add_pending_approvals(key, [approval]),
         )
 
     @invariant()
@@ -246,7 +281,7 @@ class StoreMachine(RuleBasedStateMachine):
         self.run(self._check_reads())
 
     async def _check_reads(self) -> None:
-        for sid in ("s0", "s1", "s2"):
+        for sid in ("s0", "s1"):
             expected = self.model.sessions.get(sid)
             info = await self.store.get_session(self.prefix + sid)
             if expected is None:

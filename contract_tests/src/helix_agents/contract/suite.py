@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
+import anyio
 import pytest
 
 from helix_agents.core import SessionStateStore
@@ -46,6 +47,7 @@ class SessionStoreContract(
         async with store_factory() as store:
             yield store
 
-    def test_state_machine_matches_model(self, store_factory: StoreFactory) -> None:
+    async def test_state_machine_matches_model(self, store_factory: StoreFactory) -> None:
         """Random sequences of operations leave the store where the pure model says."""
-        run_state_machine(store_factory)
+        # The machine runs its own event loop, so it gets a thread of its own.
+        await anyio.to_thread.run_sync(run_state_machine, store_factory)

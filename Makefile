@@ -1,0 +1,53 @@
+# helix-agents session stores — developer commands. `make help` lists them.
+.DEFAULT_GOAL := help
+SHELL := /bin/bash
+
+# uv from PATH, else a private copy bootstrapped into .tools/ with the system Python.
+PYTHON ?= python3
+UV := $(or $(shell command -v uv 2>/dev/null),$(CURDIR)/.tools/bin/uv)
+SYNCED := .venv/.synced
+
+$(CURDIR)/.tools/bin/uv:
+	$(PYTHON) -m venv .tools
+	.tools/bin/python -m pip install --quiet --disable-pip-version-check "uv>=0.5"
+
+$(SYNCED): $(UV) pyproject.toml uv.lock $(wildcard packages/*/pyproject.toml) contract_tests/pyproject.toml
+	$(UV) sync --all-packages --locked
+	@touch $@
+
+.PHONY: install
+install: $(SYNCED) ## Create .venv with every package, the dev tools and uv if missing
+
+.PHONY: lint
+lint: $(SYNCED) ## Lint and check formatting with ruff
+	$(UV) run ruff check .
+	$(UV) run ruff format --check .
+
+.PHONY: typecheck
+typecheck: $(SYNCED) ## Type-check every package and test with mypy --strict
+	$(UV) run mypy
+
+.PHONY: test
+test: lint typecheck ## Lint, type-check, then run every test on every backend
+	$(UV) run pytest
+
+.PHONY: demo
+demo: $(SYNCED) ## Run the scripted agent loop on ./helix-demo.db (SQLite)
+	$(UV) run python examples/agent_loop.py
+
+.PHONY: bench
+bench: $(SYNCED) ## Run the benchmarks side by side with the alternatives
+	$(UV) sync --all-packages --locked --group bench
+	$(UV) run python -m bench
+
+.PHONY: docs
+docs: $(SYNCED) ## Build the documentation site into site/
+	$(UV) run nox -s docs
+
+.PHONY: clean
+clean: ## Remove the environment, caches and build output
+	rm -rf .venv .tools .nox .mypy_cache .ruff_cache .pytest_cache .hypothesis site dist
+
+.PHONY: help
+help: ## Show this help
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'

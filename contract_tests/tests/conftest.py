@@ -1,0 +1,3 @@
+"""Fixtures for the suite's own tests."""
+
+pytest_plugins = ["pytester"]

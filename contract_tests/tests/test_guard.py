@@ -1,0 +1,99 @@
+"""No silent opt-outs; capabilities skip; expected failures are strict."""
+
+from __future__ import annotations
+
+import pytest
+
+from helix_agents.contract import RULE_IDS, SessionStoreContract
+
+
+def test_every_spec_rule_id_has_a_test() -> None:
+    groups = {
+        "CI": 10,
+        "EMC": 4,
+        "LA": 10,
+        "SES": 8,
+        "IDEM": 3,
+        "MSG": 6,
+        "RUN": 5,
+        "APR": 4,
+        "CKP": 2,
+        "ERR": 2,
+    }
+    expected = {f"{g}-{n}" for g, count in groups.items() for n in range(1, count + 1)}
+    assert set(RULE_IDS) == expected
+
+
+def test_overriding_a_rule_without_listing_it_is_refused() -> None:
+    with pytest.raises(TypeError, match="CI-1"):
+
+        class Sneaky(SessionStoreContract):
+            async def test_CI_1_insert_once_per_key(self) -> None:  # type: ignore[override]
+                pass
+
+
+def test_deleting_a_rule_without_listing_it_is_refused() -> None:
+    with pytest.raises(TypeError, match="MSG-5"):
+
+        class Sneaky(SessionStoreContract):
+            test_MSG_5_retention_keeps_newest_rows = None  # type: ignore[assignment]  # noqa: N815
+
+
+def test_unknown_expected_failure_ids_are_refused() -> None:
+    with pytest.raises(TypeError, match="XYZ-1"):
+
+        class Sneaky(SessionStoreContract):
+            expected_failures = {"XYZ-1": "no such rule"}  # noqa: RUF012
+
+
+def test_expected_failures_and_capabilities(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_partial="""
+        from typing import Any
+        import pytest
+        from helix_agents.contract import Capabilities, SessionStoreContract
+        from helix_agents.store_memory import MemoryData, MemoryStateStore
+
+
+        class NoRetention(MemoryStateStore):
+            def __init__(self, data: MemoryData, **options: Any) -> None:
+                super().__init__(data)
+
+
+        class TestPartial(SessionStoreContract):
+            capabilities = Capabilities(shared_instances=False)
+            expected_failures = {"MSG-5": "retention is ignored"}
+
+            @pytest.fixture
+            def store_factory(self) -> Any:
+                data = MemoryData()
+                return lambda **options: NoRetention(data, **options)
+    """
+    )
+    result = pytester.runpytest_subprocess("-p", "anyio", "-q", "-rsx")
+    result.assert_outcomes(passed=48, skipped=6, xfailed=1)
+    result.stdout.fnmatch_lines(
+        ["*store lacks capability 'shared_instances'*", "*MSG-5: retention is ignored*"]
+    )
+
+
+def test_fixed_expected_failure_fails_the_run(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_stale="""
+        from typing import Any
+        import pytest
+        from helix_agents.contract import SessionStoreContract
+        from helix_agents.store_memory import MemoryData, MemoryStateStore
+
+
+        class TestStale(SessionStoreContract):
+            expected_failures = {"CKP-2": "was broken once"}
+
+            @pytest.fixture
+            def store_factory(self) -> Any:
+                data = MemoryData()
+                return lambda **options: MemoryStateStore(data, **options)
+    """
+    )
+    result = pytester.runpytest_subprocess("-p", "anyio", "-q", "-k", "CKP_2")
+    result.assert_outcomes(failed=1)

@@ -1,0 +1,25 @@
+"""The opt-in plugin runs the whole suite by URL, and nothing runs without it."""
+
+from __future__ import annotations
+
+import pytest
+
+from helix_agents.contract import RULE_IDS
+
+
+def test_plugin_runs_suite_against_memory_url(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess(
+        "-p", "helix_agents.contract.plugin", "--store-url", "memory://plugin-run", "-q"
+    )
+    result.assert_outcomes(passed=len(RULE_IDS) + 1)
+
+
+def test_plugin_without_url_collects_nothing(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess("-p", "helix_agents.contract.plugin", "-q")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+
+
+def test_suite_not_auto_loaded(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_other="def test_nothing():\n    assert True\n")
+    result = pytester.runpytest_subprocess("-q")
+    result.assert_outcomes(passed=1)

@@ -1,0 +1,57 @@
+"""nox sessions: tests per backend, lint, types and docs, all in the uv workspace's .venv."""
+
+from __future__ import annotations
+
+import os
+
+import nox
+
+nox.options.default_venv_backend = "none"
+nox.options.sessions = ["lint", "types", "tests", "contract"]
+
+BACKENDS = {
+    "memory": "packages/helix-agents-store-memory",
+    "sqlite": "packages/helix-agents-store-sqlite",
+    "postgres": "packages/helix-agents-store-postgres",
+    "redis": "packages/helix-agents-store-redis",
+}
+
+
+def uv_run(session: nox.Session, *args: str) -> None:
+    # `uv run` exports UV, so nox started by `make` finds a uv that is not on PATH.
+    uv = os.environ.get("UV", "uv")
+    session.run(uv, "run", "--all-packages", *args, external=True)
+
+
+@nox.session
+@nox.parametrize("backend", list(BACKENDS))
+def tests(session: nox.Session, backend: str) -> None:
+    """The contract suite and the backend's own tests, on one backend."""
+    uv_run(session, "pytest", BACKENDS[backend], *session.posargs)
+
+
+@nox.session
+def contract(session: nox.Session) -> None:
+    """The suite's own tests: broken stores caught, the guard, the plugin, the docs example."""
+    uv_run(
+        session, "pytest", "contract_tests/tests", "packages/helix-agents-core", *session.posargs
+    )
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff lint and format check."""
+    uv_run(session, "ruff", "check", ".")
+    uv_run(session, "ruff", "format", "--check", ".")
+
+
+@nox.session
+def types(session: nox.Session) -> None:
+    """mypy --strict over every package, test and example."""
+    uv_run(session, "mypy")
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """Build the Markdown docs into site/, failing on broken links."""
+    uv_run(session, "mkdocs", "build", "--strict")

@@ -1,0 +1,48 @@
+"""open_store finds backends through entry points and names what to install."""
+
+from __future__ import annotations
+
+import pytest
+
+from helix_agents.core import ValidationError, open_store, registry
+from helix_agents.store_memory import MemoryStateStore
+
+
+async def test_memory_url_opens_the_memory_store() -> None:
+    async with open_store("memory://") as store:
+        assert isinstance(store, MemoryStateStore)
+        assert (await store.create_session("s")).id == "s"
+
+
+async def test_named_memory_urls_share_data() -> None:
+    async with open_store("memory://shared-test") as a, open_store("memory://shared-test") as b:
+        await a.create_session("s")
+        assert await b.get_session("s") is not None
+    async with open_store("memory://") as fresh:
+        assert await fresh.get_session("s") is None
+
+
+def test_unknown_scheme_lists_known_ones() -> None:
+    with pytest.raises(ValidationError, match="mongodb") as caught:
+        open_store("mongodb://localhost")
+    assert "postgresql://" in str(caught.value)
+
+
+def test_missing_scheme_is_refused() -> None:
+    with pytest.raises(ValidationError, match="no scheme"):
+        open_store("agent.db")
+
+
+def test_uninstalled_backend_names_its_distribution(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Simulate an environment where only core is installed: no entry point answers.
+    monkeypatch.setattr(registry, "entry_points", lambda **_: ())
+    with pytest.raises(ValidationError, match="pip install helix-agents-store-redis"):
+        open_store("redis+cluster://127.0.0.1:7000")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+pytestmark = pytest.mark.anyio

@@ -1,0 +1,93 @@
+"""Types validate at the boundary, are immutable, and round-trip through JSON."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import pydantic
+import pytest
+
+from helix_agents.core import (
+    ChatMessage,
+    ContextItem,
+    ContextMessage,
+    LateAnswer,
+    MessageCommit,
+    StoredContextItem,
+    ValidationError,
+    dump_message,
+    parse_message,
+)
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1"}], "id": "m1"},
+        {"role": "tool", "content": [{"type": "text", "text": "x"}], "tool_call_id": "c1"},
+        {"role": "context", "kind": "memory", "content": "m", "memory_ids": ["a"]},
+        {
+            "role": "context",
+            "kind": "tools",
+            "content": "",
+            "enable": ["t"],
+            "phase": "forced_completion",
+            "pass": "p1",
+            "metadata": {"k": [1, None]},
+        },
+    ],
+)
+def test_rows_round_trip_through_json(row: dict[str, object]) -> None:
+    parsed = parse_message(row)
+    again = parse_message(json.loads(json.dumps(dump_message(parsed))))
+    assert again == parsed
+    assert dump_message(again) == row
+
+
+@pytest.mark.parametrize(
+    ("row", "field"),
+    [
+        ({"role": "robot", "content": "x"}, "role"),
+        ({"role": "context", "content": "x"}, "kind"),
+        ({"role": "context", "kind": "memory", "content": "x"}, "memory_ids"),
+        ({"role": "context", "kind": "notice", "content": "x", "enable": ["t"]}, "enable"),
+        ({"role": "user"}, "content"),
+        ({"role": "context", "kind": "notice", "content": "x", "bogus": 1}, "bogus"),
+    ],
+)
+def test_parse_message_names_the_field(row: dict[str, object], field: str) -> None:
+    with pytest.raises(ValidationError, match=field) as caught:
+        parse_message(row)
+    assert caught.value.code == "validation_error"
+
+
+def test_not_an_object_is_refused() -> None:
+    with pytest.raises(ValidationError):
+        parse_message(["role", "user"])
+
+
+def test_naive_datetime_is_a_validation_error() -> None:
+    with pytest.raises(ValidationError, match="at"):
+        StoredContextItem(
+            key="k", item=ContextItem(kind="notice", content="x"), at=datetime(2026, 1, 1)
+        )
+    with pytest.raises(ValidationError):
+        LateAnswer(call_id="c", tool_name="t", output=1, at=datetime(2026, 1, 1))
+
+
+def test_values_are_immutable() -> None:
+    row = ChatMessage(role="user", content="hi")
+    with pytest.raises(pydantic.ValidationError):
+        row.content = "changed"  # type: ignore[misc]
+    commit = MessageCommit(messages=[row])
+    assert isinstance(commit.messages, tuple)
+
+
+def test_item_and_row_convert_both_ways() -> None:
+    item = ContextItem(kind="memory", content="likes tea", memory_ids=["m1"], source="mem")
+    row = item.to_message()
+    assert isinstance(row, ContextMessage)
+    assert row.role == "context"
+    assert row.to_item() == item
