@@ -12,7 +12,7 @@ $(CURDIR)/.tools/bin/uv:
 	.tools/bin/python -m pip install --quiet --disable-pip-version-check "uv>=0.5"
 
 $(SYNCED): $(UV) pyproject.toml uv.lock $(wildcard packages/*/pyproject.toml) contract_tests/pyproject.toml
-	$(UV) sync --all-packages --locked
+	$(UV) sync --all-packages --locked --inexact
 	@touch $@
 
 .PHONY: install

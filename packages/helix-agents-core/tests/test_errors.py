@@ -27,6 +27,7 @@ TABLE = [
     ("ContextItemDeliveryConflictError", "state_concurrency_conflict", True),
     ("LateAnswerDeliveryConflictError", "state_concurrency_conflict", True),
     ("ApprovalNotFoundError", "state_approval_not_found", False),
+    ("MigrationError", "state_migration", False),
     ("StoreUnavailableError", "state_unavailable", True),
 ]
 

@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 from helix_agents.core import (
+    ApprovalNotFoundError,
     JsonObject,
     Message,
     RunSupersededError,
@@ -241,10 +242,12 @@ class SessionRules:
                 assert outcomes[0] is True
                 for outcome in outcomes[1:]:
                     if isinstance(outcome, BaseException):
-                        # finish_run may also lose to the racing run start or clear.
-                        assert isinstance(outcome, SessionNotFoundError | RunSupersededError), (
-                            outcome
-                        )
+                        # finish_run and resolve_approval may also lose to the racing
+                        # run start or clear.
+                        assert isinstance(
+                            outcome,
+                            SessionNotFoundError | RunSupersededError | ApprovalNotFoundError,
+                        ), outcome
                 await assert_gone(a, sid)
                 await assert_gone(b, sid)
             assert (await b.list_sessions("u1")).sessions == ()

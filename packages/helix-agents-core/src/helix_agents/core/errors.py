@@ -14,6 +14,7 @@ are wrapped, never leaked. Each concrete class carries a stable ``code`` and a
      │    ├── ContextItemDeliveryConflictError
      │    └── LateAnswerDeliveryConflictError
      ├── ApprovalNotFoundError           state_approval_not_found
+     ├── MigrationError                  state_migration
      └── StoreUnavailableError           state_unavailable (retryable)
 """
 
@@ -27,6 +28,7 @@ __all__ = [
     "ContextItemDeliveryConflictError",
     "LateAnswerDeliveryConflictError",
     "MessageCountConflictError",
+    "MigrationError",
     "RunSupersededError",
     "SessionExistsError",
     "SessionNotFoundError",
@@ -132,6 +134,12 @@ class ApprovalNotFoundError(StateStoreError):
     """No pending or resolved approval has this id."""
 
     code = "state_approval_not_found"
+
+
+class MigrationError(StateStoreError):
+    """The backend's schema cannot be used: a changed, unknown or newer migration."""
+
+    code = "state_migration"
 
 
 class StoreUnavailableError(StateStoreError):

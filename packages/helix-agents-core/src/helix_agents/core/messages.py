@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
@@ -25,14 +25,24 @@ ContextKind: TypeAlias = Literal["instruction", "notice", "memory", "tools"]
 ChatRole: TypeAlias = Literal["system", "user", "assistant", "tool"]
 
 
-class Value(BaseModel):
-    """Base of the public types: construction errors are :class:`ValidationError`."""
+if TYPE_CHECKING:
+    from pydantic._internal._model_construction import ModelMetaclass as _ModelMeta
+else:
+    _ModelMeta = type(BaseModel)
 
-    def __init__(self, /, **data: Any) -> None:
+
+class _ValueMeta(_ModelMeta):
+    # Wrapping the call, not __init__: a custom __init__ would make pydantic run Python
+    # code for every nested value it validates, which doubles the cost of reading rows.
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
         try:
-            super().__init__(**data)
+            return super().__call__(*args, **kwargs)
         except pydantic.ValidationError as exc:
-            raise ValidationError(f"invalid {type(self).__name__}: {describe(exc)}") from None
+            raise ValidationError(f"invalid {cls.__name__}: {describe(exc)}") from None
+
+
+class Value(BaseModel, metaclass=_ValueMeta):
+    """Base of the public types: construction errors are :class:`ValidationError`."""
 
 
 class ChatMessage(Value):
@@ -50,7 +60,7 @@ class ChatMessage(Value):
 
     @model_validator(mode="after")
     def _extras_are_json(self) -> ChatMessage:
-        extra = self.__pydantic_extra__ or {}
+        extra = self.__pydantic_extra__
         if extra:
             _json_adapter.validate_python(extra)
         return self

@@ -1,0 +1,214 @@
+"""The commit of SPEC §5 and the cuts it shares with truncate, inside one write transaction.
+
+Each function here runs on the connection's thread with the write lock held
+(``BEGIN IMMEDIATE``): it reads what core's rules need, lets
+:func:`helix_agents.core.check_commit` decide, and writes the plan it returns.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from helix_agents.core import (
+    CommitPlan,
+    CommitResult,
+    CommitState,
+    MessageCommit,
+    RunInfo,
+    ValidationError,
+    check_commit,
+    coerce,
+    commit_survives,
+    next_activity,
+    reopen_on_truncate,
+)
+
+from ._rows import Clock, SessionRow, dump_row, from_us, load_session, to_us
+
+__all__ = ["commit", "cut_rows"]
+
+_QUEUES = (("__agents_context_items", "item_key"), ("__agents_late_answers", "call_id"))
+
+
+def commit(
+    db: sqlite3.Connection, session_id: str, raw: Any, clock: Clock, max_messages: int | None
+) -> CommitResult:
+    """Check and land one commit; the caller's transaction makes it all-or-nothing."""
+    row = load_session(db, session_id)
+    checked = coerce(MessageCommit, raw, session_id)
+    outcome = check_commit(session_id, checked, _state(db, row, checked))
+    if isinstance(outcome, CommitResult):
+        return outcome
+    _apply(db, row, outcome, checked.commit_id, clock)
+    _retain(db, row, max_messages)
+    # The activity time comes from a clock read after the writes, as in the reference store.
+    row.last_activity_us = to_us(next_activity(from_us(row.last_activity_us), clock()))
+    db.execute(
+        "UPDATE __agents_sessions SET message_count = ?, first_index = ?, ui_count = ?, "
+        "current_run = ?, last_activity_us = ? WHERE session_id = ?",
+        (
+            row.message_count,
+            row.first_index,
+            row.ui_count,
+            row.run_json,
+            row.last_activity_us,
+            row.id,
+        ),
+    )
+    return outcome.result
+
+
+def _state(db: sqlite3.Connection, row: SessionRow, commit: MessageCommit) -> CommitState:
+    """What ``check_commit`` needs, read only for the keys and ids the commit names."""
+    sid = row.id
+    if commit.commit_id is not None:
+        found = db.execute(
+            "SELECT first_index, message_count FROM __agents_commits "
+            "WHERE session_id = ? AND commit_id = ?",
+            (sid, commit.commit_id),
+        ).fetchone()
+        if found is not None:
+            replay = CommitResult(first_index=found[0], message_count=found[1])
+            return CommitState(
+                row.message_count, row.current_run, lambda _run_id: False, {}, {}, replay
+            )
+    used = False
+    if commit.start_run is not None:
+        used = (
+            db.execute(
+                "SELECT 1 FROM __agents_runs WHERE session_id = ? AND run_id = ?",
+                (sid, commit.start_run.run_id),
+            ).fetchone()
+            is not None
+        )
+    return CommitState(
+        message_count=row.message_count,
+        current_run=row.current_run,
+        run_id_used=lambda _run_id: used,
+        context_items=_delivered_at(
+            db, _QUEUES[0], sid, [d.key for d in commit.deliver_context_items]
+        ),
+        late_answers=_delivered_at(
+            db, _QUEUES[1], sid, [d.call_id for d in commit.deliver_late_answers]
+        ),
+    )
+
+
+def _delivered_at(
+    db: sqlite3.Connection, queue: tuple[str, str], sid: str, keys: Sequence[str]
+) -> dict[str, int | None]:
+    if not keys:
+        return {}
+    table, column = queue
+    marks = ", ".join("?" * len(set(keys)))
+    found = db.execute(
+        f"SELECT {column}, delivered_index FROM {table} "
+        f"WHERE session_id = ? AND {column} IN ({marks})",
+        (sid, *set(keys)),
+    ).fetchall()
+    return dict(found)
+
+
+def _apply(
+    db: sqlite3.Connection,
+    row: SessionRow,
+    plan: CommitPlan,
+    commit_id: str | None,
+    clock: Clock,
+) -> None:
+    sid = row.id
+    now = clock()
+    if plan.rewind_to is not None:
+        cut_rows(db, row, plan.rewind_to)
+    if plan.run_id is not None:
+        row.current_run = RunInfo(run_id=plan.run_id, status="live", started_at=now)
+        db.execute(
+            "INSERT INTO __agents_runs (session_id, run_id) VALUES (?, ?)", (sid, plan.run_id)
+        )
+    base = row.message_count
+    values = [
+        (sid, base + i, message.role == "context", dump_row(message))
+        for i, message in enumerate(plan.rows)
+    ]
+    db.executemany(
+        "INSERT INTO __agents_messages (session_id, idx, is_context, body) VALUES (?, ?, ?, ?)",
+        values,
+    )
+    row.message_count += len(values)
+    row.ui_count += sum(not is_context for _, _, is_context, _ in values)
+    for (table, column), deliveries in zip(
+        _QUEUES, (plan.context_deliveries, plan.late_deliveries), strict=True
+    ):
+        if deliveries:
+            db.executemany(
+                f"UPDATE {table} SET delivered_index = ? WHERE session_id = ? AND {column} = ?",
+                [(index, sid, key) for key, index in deliveries],
+            )
+    if commit_id is not None:
+        db.execute(
+            "INSERT INTO __agents_commits (session_id, commit_id, first_index, message_count) "
+            "VALUES (?, ?, ?, ?)",
+            (sid, commit_id, plan.result.first_index, plan.result.message_count),
+        )
+
+
+def cut_rows(db: sqlite3.Connection, row: SessionRow, keep: int) -> None:
+    """Drop rows at index >= ``keep`` and what hung on them (MSG-4, CI-6, IDEM-2).
+
+    Updates ``row``'s counters; the caller writes them back.
+    """
+    sid = row.id
+    if keep < row.first_index:
+        raise ValidationError(
+            f"session {sid!r}: rows below {row.first_index} were dropped by "
+            f"retention; keep must be in {row.first_index}..{row.message_count}",
+            session_id=sid,
+        )
+    removed_ui = db.execute(
+        "SELECT count(*) FROM __agents_messages "
+        "WHERE session_id = ? AND idx >= ? AND is_context = 0",
+        (sid, keep),
+    ).fetchone()[0]
+    db.execute("DELETE FROM __agents_messages WHERE session_id = ? AND idx >= ?", (sid, keep))
+    for table, column in _QUEUES:
+        # Candidates come from the index (rows at or past ``keep``); core decides which reopen.
+        delivered = dict(
+            db.execute(
+                f"SELECT {column}, delivered_index FROM {table} "
+                f"WHERE session_id = ? AND delivered_index >= ?",
+                (sid, keep),
+            ).fetchall()
+        )
+        db.executemany(
+            f"UPDATE {table} SET delivered_index = NULL WHERE session_id = ? AND {column} = ?",
+            [(sid, key) for key in reopen_on_truncate(delivered, keep)],
+        )
+    db.execute(
+        "DELETE FROM __agents_checkpoints WHERE session_id = ? AND message_count > ?", (sid, keep)
+    )
+    landed = db.execute(
+        "SELECT commit_id, first_index, message_count FROM __agents_commits "
+        "WHERE session_id = ? AND message_count > ?",
+        (sid, keep),
+    ).fetchall()
+    db.executemany(
+        "DELETE FROM __agents_commits WHERE session_id = ? AND commit_id = ?",
+        [
+            (sid, commit_id)
+            for commit_id, first, count in landed
+            if not commit_survives(CommitResult(first_index=first, message_count=count), keep)
+        ],
+    )
+    row.message_count = keep
+    row.ui_count -= removed_ui
+
+
+def _retain(db: sqlite3.Connection, row: SessionRow, max_messages: int | None) -> None:
+    """Keep the newest ``max_messages`` rows; indexes and the UI count stay absolute (MSG-5)."""
+    if max_messages is None or row.message_count - row.first_index <= max_messages:
+        return
+    first = row.message_count - max_messages
+    db.execute("DELETE FROM __agents_messages WHERE session_id = ? AND idx < ?", (row.id, first))
+    row.first_index = first

@@ -1,0 +1,116 @@
+"""Where a store's database lives and how it is opened: URLs, namespaces, options."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from helix_agents.core import ValidationError, check_limit
+
+__all__ = [
+    "SQLiteConfig",
+    "Synchronous",
+    "check_max_messages",
+    "namespaced_path",
+    "options_from_query",
+    "parse_url",
+]
+
+Synchronous = Literal["OFF", "NORMAL", "FULL", "EXTRA"]
+_SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
+_NAMESPACE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_MEMORY = (":memory:", "")
+
+
+@dataclass(frozen=True, slots=True)
+class SQLiteConfig:
+    """How the store opens its database file.
+
+    ``busy_timeout`` is how long (seconds) a writer waits for another
+    connection's write lock; ``synchronous`` is SQLite's ``PRAGMA synchronous``
+    (``NORMAL``: a commit survives a crash of the process, ``FULL``: also a
+    power loss, at the cost of one fsync per commit).
+    """
+
+    path: str
+    busy_timeout: float = 5.0
+    synchronous: Synchronous = "NORMAL"
+
+    def __post_init__(self) -> None:
+        if self.path in _MEMORY or self.path.startswith("file::memory:"):
+            raise ValidationError(
+                "an in-memory SQLite database cannot be shared by two connections or "
+                "processes: use a file path (sqlite:///agent.db), or memory:// for an "
+                "in-process store"
+            )
+        if (
+            isinstance(self.busy_timeout, bool)
+            or not isinstance(self.busy_timeout, int | float)
+            or not 0 <= self.busy_timeout <= 86_400
+        ):
+            raise ValidationError(f"busy_timeout {self.busy_timeout!r} is outside 0..86400 seconds")
+        if self.synchronous not in _SYNCHRONOUS:
+            raise ValidationError(
+                f"synchronous {self.synchronous!r} is not one of {', '.join(_SYNCHRONOUS)}"
+            )
+
+
+def parse_url(url: str) -> tuple[str, dict[str, str]]:
+    """The file path and query options of ``sqlite:///relative.db`` or ``sqlite:////abs.db``."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() != "sqlite":
+        raise ValidationError(f"not a sqlite:// URL: {url!r}")
+    if parts.netloc:
+        raise ValidationError(
+            f"SQLite URL {url!r} names a host {parts.netloc!r}: write sqlite:///relative.db "
+            f"or sqlite:////absolute/path.db"
+        )
+    path = unquote(parts.path)
+    if not path.startswith("/") or path == "/":
+        raise ValidationError(f"SQLite URL {url!r} names no file (try sqlite:///agent.db)")
+    path = path[1:]
+    query = dict(parse_qsl(parts.query, keep_blank_values=True))
+    unknown = set(query) - {"busy_timeout", "synchronous"}
+    if unknown:
+        raise ValidationError(
+            f"SQLite URL {url!r}: unknown option(s) {', '.join(sorted(unknown))} "
+            f"(known: busy_timeout, synchronous)"
+        )
+    return path, query
+
+
+def namespaced_path(path: str, namespace: str | None) -> str:
+    """The sibling file that holds ``namespace``: ``agent.db`` -> ``agent.<namespace>.db``."""
+    if namespace is None:
+        return path
+    if not isinstance(namespace, str) or not _NAMESPACE.match(namespace):
+        raise ValidationError(
+            f"SQLite namespace {namespace!r} must be 1..64 letters, digits, '_' or '-'"
+        )
+    file = Path(path)
+    return os.fspath(file.with_name(f"{file.stem}.{namespace}{file.suffix}"))
+
+
+def options_from_query(query: dict[str, str]) -> dict[str, object]:
+    """Typed store options from a URL's query string."""
+    options: dict[str, object] = {}
+    if "busy_timeout" in query:
+        try:
+            options["busy_timeout"] = float(query["busy_timeout"])
+        except ValueError:
+            raise ValidationError(
+                f"busy_timeout {query['busy_timeout']!r} is not a number of seconds"
+            ) from None
+    if "synchronous" in query:
+        options["synchronous"] = query["synchronous"].upper()
+    return options
+
+
+def check_max_messages(max_messages: int | None) -> None:
+    """``max_messages`` is ``None`` or a positive row count."""
+    if max_messages is not None:
+        check_limit(None, "max_messages", max_messages, 1, 2**62)

@@ -1,0 +1,177 @@
+"""Reads, each on one snapshot of the reader connection.
+
+Row reads are index range scans from the session's counters, so their cost
+follows the rows returned, never the length of the session.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime
+
+from helix_agents.core import (
+    Checkpoint,
+    LateAnswer,
+    Message,
+    MessagePage,
+    PageOrder,
+    PendingApproval,
+    SessionsPage,
+    SessionSummary,
+    StoredContextItem,
+    ValidationError,
+    check_limit,
+    decode_message_cursor,
+    encode_message_cursor,
+    encode_sessions_cursor,
+    undelivered_in_order,
+)
+
+from ._rows import SessionRow, from_us, load_row, load_session, to_us
+
+__all__ = [
+    "checkpoints",
+    "late_answers",
+    "messages",
+    "page",
+    "pending_approvals",
+    "queued_items",
+    "sessions_page",
+]
+
+
+def _rows_from(db: sqlite3.Connection, sid: str, lo: int, hi: int, desc: bool) -> list[Message]:
+    order = "DESC" if desc else "ASC"
+    found = db.execute(
+        f"SELECT body FROM __agents_messages WHERE session_id = ? AND idx >= ? AND idx < ? "
+        f"ORDER BY idx {order}",
+        (sid, lo, hi),
+    ).fetchall()
+    return [load_row(body) for (body,) in found]
+
+
+def messages(db: sqlite3.Connection, sid: str, limit: int | None) -> list[Message]:
+    """Retained rows oldest first; ``limit`` keeps the last N (MSG-2)."""
+    row = load_session(db, sid)
+    if limit is not None:
+        check_limit(sid, "limit", limit, 0, 2**62)
+    if limit == 0:
+        return []
+    lo = row.first_index if limit is None else max(row.first_index, row.message_count - limit)
+    return _rows_from(db, sid, lo, row.message_count, desc=False)
+
+
+def page(
+    db: sqlite3.Connection, sid: str, limit: int, cursor: str | None, order: PageOrder
+) -> MessagePage:
+    """One page of rows in ``order`` (MSG-3)."""
+    row = load_session(db, sid)
+    check_limit(sid, "limit", limit, 1, 500)
+    if order not in ("asc", "desc"):
+        raise ValidationError(
+            f"session {sid!r}: order {order!r} is not 'asc' or 'desc'", session_id=sid
+        )
+    start = None if cursor is None else decode_message_cursor(sid, order, cursor)
+    first, count = row.first_index, row.message_count
+    if order == "asc":
+        lo = max(first, start if start is not None else first)
+        hi = min(count, lo + limit)
+        more, nxt = hi < count, hi
+    else:
+        hi = min(count, start if start is not None else count)
+        lo = max(first, hi - limit)
+        more, nxt = lo > first, lo
+    rows = _rows_from(db, sid, lo, hi, desc=order == "desc") if lo < hi else []
+    next_cursor = encode_message_cursor(sid, order, nxt) if more else None
+    return MessagePage(messages=tuple(rows), next_cursor=next_cursor)
+
+
+def session(db: sqlite3.Connection, sid: str) -> SessionRow:
+    """The session's row (counters, run, activity)."""
+    return load_session(db, sid)
+
+
+def queued_items(db: sqlite3.Connection, sid: str) -> list[StoredContextItem]:
+    """Undelivered context items by ``at`` then key (CI-4)."""
+    load_session(db, sid)
+    found = db.execute(
+        "SELECT body FROM __agents_context_items WHERE session_id = ? AND delivered_index IS NULL",
+        (sid,),
+    ).fetchall()
+    return undelivered_in_order(
+        (StoredContextItem.model_validate_json(body), None) for (body,) in found
+    )
+
+
+def late_answers(db: sqlite3.Connection, sid: str) -> list[LateAnswer]:
+    """Undelivered late answers by ``at`` then call id (LA-4)."""
+    load_session(db, sid)
+    found = db.execute(
+        "SELECT body FROM __agents_late_answers WHERE session_id = ? AND delivered_index IS NULL",
+        (sid,),
+    ).fetchall()
+    return undelivered_in_order((LateAnswer.model_validate_json(body), None) for (body,) in found)
+
+
+def pending_approvals(db: sqlite3.Connection, sid: str) -> list[PendingApproval]:
+    """Unresolved approvals by ``requested_at``, then id (APR-1)."""
+    load_session(db, sid)
+    found = db.execute(
+        "SELECT body FROM __agents_approvals WHERE session_id = ? AND resolved = 0", (sid,)
+    ).fetchall()
+    pending = [PendingApproval.model_validate_json(body) for (body,) in found]
+    return sorted(pending, key=lambda a: (a.requested_at, a.approval_id))
+
+
+def checkpoints(
+    db: sqlite3.Connection, sid: str, checkpoint_id: str | None = None, latest: bool = False
+) -> list[Checkpoint]:
+    """Checkpoints by ``message_count``, ``created_at``, id; one id, or only the latest."""
+    load_session(db, sid)
+    where, params = "session_id = ?", [sid]
+    if checkpoint_id is not None:
+        where += " AND checkpoint_id = ?"
+        params.append(checkpoint_id)
+    order = "DESC" if latest else "ASC"
+    found = db.execute(
+        f"SELECT body FROM __agents_checkpoints WHERE {where} "
+        f"ORDER BY message_count {order}, created_us {order}, checkpoint_id {order}"
+        + (" LIMIT 1" if latest else ""),
+        params,
+    ).fetchall()
+    return [Checkpoint.model_validate_json(body) for (body,) in found]
+
+
+def sessions_page(
+    db: sqlite3.Connection, user_id: str, first: int, after: tuple[datetime, str] | None
+) -> SessionsPage:
+    """A user's sessions, newest activity first, ties by id (SES-6)."""
+    where = "user_id IS ?"
+    params: list[str | int] = [user_id]
+    if after is not None:
+        at, after_id = to_us(after[0]), after[1]
+        where += " AND (last_activity_us < ? OR (last_activity_us = ? AND session_id > ?))"
+        params += [at, at, after_id]
+    found = db.execute(
+        "SELECT s.session_id, s.created_us, s.last_activity_us, s.message_count, "
+        "(SELECT count(*) FROM __agents_approvals a "
+        " WHERE a.session_id = s.session_id AND a.resolved = 0) "
+        f"FROM __agents_sessions s WHERE {where} "
+        "ORDER BY last_activity_us DESC, session_id ASC LIMIT ?",
+        (*params, first + 1),
+    ).fetchall()
+    summaries = [
+        SessionSummary(
+            id=sid,
+            created_at=from_us(created),
+            last_activity_at=from_us(last),
+            message_count=count,
+            pending_approvals=pending,
+        )
+        for sid, created, last, count, pending in found[:first]
+    ]
+    next_cursor = None
+    if len(found) > first:
+        last = summaries[-1]
+        next_cursor = encode_sessions_cursor(user_id, last.last_activity_at, last.id)
+    return SessionsPage(sessions=tuple(summaries), next_cursor=next_cursor)

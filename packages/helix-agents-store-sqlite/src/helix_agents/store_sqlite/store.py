@@ -1,0 +1,301 @@
+"""``SQLiteStateStore``: the session store protocol on one SQLite file, through aiosqlite."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import uuid
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+import pydantic
+
+from helix_agents.core import (
+    ApprovalResolution,
+    Checkpoint,
+    CommitResult,
+    JsonObject,
+    LateAnswer,
+    Message,
+    MessageCommit,
+    MessagePage,
+    PageOrder,
+    PendingApproval,
+    RecordResult,
+    RunStatus,
+    SessionInfo,
+    SessionNotFoundError,
+    SessionsPage,
+    StoredContextItem,
+    StoreUnavailableError,
+    ValidationError,
+    check_limit,
+    decode_sessions_cursor,
+)
+
+from . import _commit, _reads, _records, _writes
+from ._config import SQLiteConfig, Synchronous, check_max_messages
+from ._db import Database
+
+__all__ = ["SQLiteStateStore"]
+
+_T = TypeVar("_T")
+_metadata = pydantic.TypeAdapter(dict[str, pydantic.JsonValue])
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class SQLiteStateStore:
+    """Session state in one SQLite file, shared by every store and process that opens it.
+
+    ``async with SQLiteStateStore("agent.db") as store`` opens two connections:
+    a writer, whose every write is one ``BEGIN IMMEDIATE`` transaction run in
+    one hop to its thread, and a reader, whose reads see a WAL snapshot and
+    never wait for writers. ``max_messages`` keeps the newest N rows of each
+    session; ``busy_timeout`` (seconds) bounds the wait for another writer;
+    ``synchronous`` is ``NORMAL`` (survives a process crash) or ``FULL``
+    (also a power loss).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        max_messages: int | None = None,
+        busy_timeout: float = 5.0,
+        synchronous: Synchronous = "NORMAL",
+        clock: Callable[[], datetime] = _utcnow,
+    ) -> None:
+        check_max_messages(max_messages)
+        self.config = SQLiteConfig(os.fspath(path), busy_timeout, synchronous)
+        self.max_messages = max_messages
+        self._clock = clock
+        self._writer: Database | None = None
+        self._reader: Database | None = None
+
+    @property
+    def path(self) -> str:
+        """The database file."""
+        return self.config.path
+
+    async def __aenter__(self) -> Self:
+        self._writer = await Database.connect(self.config, writer=True)
+        try:
+            self._reader = await Database.connect(self.config, writer=False)
+        except BaseException:
+            await self.close()
+            raise
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Close both connections; later calls raise ``StoreUnavailableError``."""
+        opened = [db for db in (self._reader, self._writer) if db is not None]
+        # Shielded: a cancelled close still stops both connection threads.
+        await asyncio.shield(asyncio.gather(*(db.close() for db in opened)))
+
+    def _db(self, db: Database | None, sid: str | None) -> Database:
+        if db is None:
+            raise StoreUnavailableError(
+                f"the SQLite store on {self.path!r} is not open: use 'async with'",
+                session_id=sid,
+            )
+        return db
+
+    async def _write(self, sid: str | None, op: Callable[..., _T], *args: Any) -> _T:
+        return await self._db(self._writer, sid).write(lambda db: op(db, *args), sid)
+
+    async def _read(self, sid: str | None, op: Callable[..., _T], *args: Any) -> _T:
+        return await self._db(self._reader, sid).read(lambda db: op(db, *args), sid)
+
+    # Sessions
+
+    async def create_session(
+        self,
+        session_id: str | None = None,
+        *,
+        user_id: str | None = None,
+        metadata: JsonObject | None = None,
+    ) -> SessionInfo:
+        """Create a session; mint a unique id when none is given."""
+        sid = session_id if session_id is not None else uuid.uuid4().hex
+        if not isinstance(sid, str) or not sid:
+            raise ValidationError(f"session id {sid!r} must be a non-empty string")
+        try:
+            meta = json.dumps(_metadata.validate_python(metadata or {}), ensure_ascii=False)
+        except pydantic.ValidationError:
+            raise ValidationError(
+                f"session {sid!r}: metadata must be a JSON object", session_id=sid
+            ) from None
+        return await self._write(sid, _writes.create, sid, user_id, meta, self._clock)
+
+    async def get_session(self, session_id: str) -> SessionInfo | None:
+        """The session, or ``None``."""
+        try:
+            row = await self._read(session_id, _reads.session, session_id)
+        except SessionNotFoundError:
+            return None
+        return row.info()
+
+    async def delete_session(self, session_id: str) -> bool:
+        """Delete the session and everything it holds; ``True`` if it existed."""
+        return await self._write(session_id, _writes.delete, session_id)
+
+    async def clear_session(self, session_id: str) -> None:
+        """Drop rows and queues; keep the session, its user and metadata; cancel a live run."""
+        await self._write(session_id, _writes.clear, session_id, self._clock)
+
+    async def clone_session(
+        self, source_id: str, target_id: str | None = None, *, up_to: int | None = None
+    ) -> SessionInfo:
+        """Copy rows ``[0, up_to)`` and the checkpoints in range into a new session."""
+        return await self._write(source_id, _writes.clone, source_id, target_id, up_to, self._clock)
+
+    async def list_sessions(
+        self, user_id: str, *, first: int = 20, cursor: str | None = None
+    ) -> SessionsPage:
+        """A user's sessions, most recent activity first, ties by id."""
+        check_limit(None, "first", first, 1, 500)
+        after = None if cursor is None else decode_sessions_cursor(user_id, cursor)
+        return await self._read(None, _reads.sessions_page, user_id, first, after)
+
+    # Rows
+
+    async def append_messages(self, session_id: str, commit: MessageCommit) -> CommitResult:
+        """Append rows with the checks and deliveries of the commit, in one transaction."""
+        return await self._write(
+            session_id, _commit.commit, session_id, commit, self._clock, self.max_messages
+        )
+
+    async def get_messages(self, session_id: str, *, limit: int | None = None) -> list[Message]:
+        """Rows oldest first; ``limit`` keeps the last N."""
+        return await self._read(session_id, _reads.messages, session_id, limit)
+
+    async def get_message_count(self, session_id: str) -> int:
+        """All rows, context rows included."""
+        return (await self._read(session_id, _reads.session, session_id)).message_count
+
+    async def get_ui_message_count(self, session_id: str) -> int:
+        """Rows that are not context rows."""
+        return (await self._read(session_id, _reads.session, session_id)).ui_count
+
+    async def page_messages(
+        self,
+        session_id: str,
+        *,
+        limit: int = 50,
+        cursor: str | None = None,
+        order: PageOrder = "asc",
+    ) -> MessagePage:
+        """A page of rows in ``order``; ``next_cursor`` is ``None`` at the end."""
+        return await self._read(session_id, _reads.page, session_id, limit, cursor, order)
+
+    async def truncate_messages(
+        self, session_id: str, keep: int, *, fence_run_id: str | None = None
+    ) -> None:
+        """Drop rows at index >= ``keep``, re-opening the items they delivered."""
+        await self._write(session_id, _writes.truncate, session_id, keep, fence_run_id, self._clock)
+
+    async def is_truncated(self, session_id: str) -> bool:
+        """Whether retention has dropped old rows."""
+        return (await self._read(session_id, _reads.session, session_id)).first_index > 0
+
+    # Runs
+
+    async def finish_run(self, session_id: str, run_id: str, status: RunStatus) -> None:
+        """End the current live run with ``status``."""
+        await self._write(session_id, _writes.finish_run, session_id, run_id, status, self._clock)
+
+    # Queues
+
+    async def record_context_item(
+        self, session_id: str, record: StoredContextItem, *, fence_run_id: str | None = None
+    ) -> RecordResult:
+        """Queue a context item, once per key."""
+        return await self._write(
+            session_id, _records.record_item, session_id, record, fence_run_id, self._clock
+        )
+
+    async def list_undelivered_context_items(self, session_id: str) -> list[StoredContextItem]:
+        """Queued items, by ``at`` then key."""
+        return await self._read(session_id, _reads.queued_items, session_id)
+
+    async def record_late_answer(
+        self, session_id: str, answer: LateAnswer, *, fence_run_id: str | None = None
+    ) -> RecordResult:
+        """Queue a late answer, once per call id."""
+        return await self._write(
+            session_id, _records.record_late, session_id, answer, fence_run_id, self._clock
+        )
+
+    async def list_undelivered_late_answers(self, session_id: str) -> list[LateAnswer]:
+        """Queued late answers, by ``at`` then call id."""
+        return await self._read(session_id, _reads.late_answers, session_id)
+
+    # Approvals
+
+    async def add_pending_approvals(
+        self,
+        session_id: str,
+        approvals: Sequence[PendingApproval],
+        *,
+        fence_run_id: str | None = None,
+    ) -> None:
+        """Add approvals, once per ``approval_id``."""
+        await self._write(
+            session_id,
+            _records.add_approvals,
+            session_id,
+            list(approvals),
+            fence_run_id,
+            self._clock,
+        )
+
+    async def list_pending_approvals(self, session_id: str) -> list[PendingApproval]:
+        """Unresolved approvals by ``requested_at``, then id."""
+        return await self._read(session_id, _reads.pending_approvals, session_id)
+
+    async def resolve_approval(self, session_id: str, approval_id: str) -> ApprovalResolution:
+        """``"resolved"`` for exactly one caller, ``"already-resolved"`` for the rest."""
+        return await self._write(session_id, _records.resolve, session_id, approval_id, self._clock)
+
+    # Checkpoints
+
+    async def save_checkpoint(
+        self, session_id: str, checkpoint: Checkpoint, *, fence_run_id: str | None = None
+    ) -> RecordResult:
+        """Save a checkpoint, once per id."""
+        return await self._write(
+            session_id,
+            _records.save_checkpoint,
+            session_id,
+            checkpoint,
+            fence_run_id,
+            self._clock,
+        )
+
+    async def get_checkpoint(self, session_id: str, checkpoint_id: str) -> Checkpoint | None:
+        """The checkpoint, or ``None``."""
+        found = await self._read(session_id, _reads.checkpoints, session_id, checkpoint_id)
+        return found[0] if found else None
+
+    async def latest_checkpoint(self, session_id: str) -> Checkpoint | None:
+        """The checkpoint with the highest ``message_count``, then the newest."""
+        found = await self._read(session_id, _reads.checkpoints, session_id, None, True)
+        return found[0] if found else None
+
+    async def list_checkpoints(self, session_id: str) -> list[Checkpoint]:
+        """Checkpoints by ``message_count``, then ``created_at``, then id."""
+        return await self._read(session_id, _reads.checkpoints, session_id)

@@ -1,0 +1,105 @@
+"""The hot path never scans: every statement of a turn is an index search.
+
+A turn (append with an expected count, then the last 20 rows) runs on a long
+session while SQLite's trace hook records each statement; each one's query
+plan must search an index, so its cost follows the rows it touches, not the
+length of the session. The hooks are white-box access to the store's own
+connections.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import AsyncIterator
+from contextlib import closing
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from helix_agents.core import (
+    ChatMessage,
+    ContextItem,
+    ContextItemDelivery,
+    ContextMessage,
+    MessageCommit,
+    StoredContextItem,
+)
+from helix_agents.store_sqlite import SQLiteStateStore
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+async def long_session(tmp_path: Path) -> AsyncIterator[tuple[SQLiteStateStore, str]]:
+    async with SQLiteStateStore(tmp_path / "long.db", max_messages=4000) as store:
+        sid = (await store.create_session(user_id="u")).id
+        for other in range(3):
+            await store.create_session(f"other-{other}", user_id="u")
+        rows = tuple(ChatMessage(role="user", content=f"row {i}") for i in range(500))
+        for _ in range(10):
+            await store.append_messages(sid, MessageCommit(messages=rows))
+        yield store, sid
+
+
+async def traced(store: SQLiteStateStore, statements: list[str]) -> None:
+    for db in (store._writer, store._reader):
+        assert db is not None
+        conn = db._conn._conn
+        await db._execute(conn.set_trace_callback, statements.append)
+
+
+def plans(db: str, statements: list[str]) -> dict[str, list[str]]:
+    found = {}
+    with closing(sqlite3.connect(db)) as conn:
+        for sql in statements:
+            if sql.split()[0].upper() in ("BEGIN", "COMMIT", "ROLLBACK", "PRAGMA"):
+                continue
+            rows = conn.execute(f"EXPLAIN QUERY PLAN {sql}").fetchall()
+            found[sql] = [str(row[-1]) for row in rows]
+    return found
+
+
+def assert_no_scan(found: dict[str, list[str]]) -> None:
+    assert found
+    for sql, steps in found.items():
+        scans = [step for step in steps if step.startswith("SCAN")]
+        assert not scans, f"{sql!r} scans: {steps}"
+
+
+async def test_turn_statements_search_indexes(
+    long_session: tuple[SQLiteStateStore, str],
+) -> None:
+    store, sid = long_session
+    await store.record_context_item(
+        sid,
+        StoredContextItem(
+            key="k",
+            item=ContextItem(kind="instruction", content="c"),
+            at=datetime(2026, 1, 1, tzinfo=UTC),
+        ),
+    )
+    statements: list[str] = []
+    await traced(store, statements)
+    count = await store.get_message_count(sid)
+    commit = MessageCommit(
+        messages=(
+            ChatMessage(role="user", content="u"),
+            ContextMessage(kind="instruction", content="c"),
+        ),
+        expect_message_count=count,
+        deliver_context_items=(ContextItemDelivery(key="k", row_offset=1),),
+        commit_id="turn-1",
+    )
+    await store.append_messages(sid, commit)
+    assert len(await store.get_messages(sid, limit=20)) == 20
+    await store.page_messages(sid, limit=20, order="desc")
+    await store.list_sessions("u", first=2)
+    await store.truncate_messages(sid, count + 1)
+    assert any("INSERT INTO __agents_messages" in s for s in statements)
+    assert_no_scan(plans(store.path, statements))
