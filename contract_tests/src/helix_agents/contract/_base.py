@@ -6,7 +6,7 @@ import functools
 import os
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import Any, ClassVar, NoReturn, Protocol, TypeVar
 
 import pytest
 
@@ -45,7 +45,7 @@ class Capabilities:
     shared_instances: bool = True
 
 
-def backend_unavailable(reason: str) -> None:
+def backend_unavailable(reason: str) -> NoReturn:
     """Skip with ``reason`` because a server is missing; fail instead when CI demands backends.
 
     Set ``HELIX_REQUIRE_BACKENDS=1`` to turn every such skip into a failure.

@@ -1,0 +1,95 @@
+"""JSON text for ``jsonb`` columns that reads back exactly what was written.
+
+``jsonb`` differs from JSON text in two ways that would break the exact
+round trip of rows and payloads (MSG-1):
+
+* it refuses the NUL character in strings, so ``"\\x00"`` (and the escape
+  character itself, to stay reversible) are escaped with private-use
+  characters, and unescaped on the way back;
+* it keeps numbers as ``numeric`` and prints them without an exponent, so a
+  float such as ``1e+100`` would come back as an int; floats are therefore
+  written in positional notation with a fraction (``1000…0.0``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from decimal import Decimal
+from typing import Any
+
+__all__ = ["dumps", "loads"]
+
+_ESCAPE = "\ue000"
+_ESCAPES = {"\ue001": _ESCAPE, "\ue002": "\x00"}
+_UNESCAPE = re.compile("\ue000([\ue001\ue002])")
+
+
+def dumps(value: Any) -> str:
+    """JSON text of ``value`` (JSON types only) for a ``jsonb`` parameter."""
+    parts: list[str] = []
+    _write(value, parts)
+    return "".join(parts)
+
+
+def loads(text: str) -> Any:
+    """The value :func:`dumps` wrote, from the text of a ``jsonb`` value."""
+    value = json.loads(text)
+    return _unescape(value) if _ESCAPE in text else value
+
+
+def _write(value: Any, out: list[str]) -> None:
+    if value is None or isinstance(value, bool):
+        out.append("null" if value is None else "true" if value else "false")
+    elif isinstance(value, str):
+        out.append(json.dumps(_escape(value), ensure_ascii=False))
+    elif isinstance(value, int):
+        out.append(str(value))
+    elif isinstance(value, float):
+        out.append(_float(value))
+    elif isinstance(value, dict):
+        out.append("{")
+        for i, (key, item) in enumerate(value.items()):
+            if not isinstance(key, str):
+                raise TypeError(f"JSON object keys must be strings, got {type(key).__name__}")
+            out.append("," if i else "")
+            out.append(json.dumps(_escape(key), ensure_ascii=False))
+            out.append(":")
+            _write(item, out)
+        out.append("}")
+    elif isinstance(value, (list, tuple)):
+        out.append("[")
+        for i, item in enumerate(value):
+            out.append("," if i else "")
+            _write(item, out)
+        out.append("]")
+    else:
+        raise TypeError(f"{type(value).__name__} is not a JSON value")
+
+
+def _float(value: float) -> str:
+    if not math.isfinite(value):
+        raise ValueError(f"{value!r} is not a JSON number")
+    text = repr(value)
+    if "e" in text or "E" in text:
+        text = format(Decimal(text), "f")
+    return text if "." in text else f"{text}.0"
+
+
+def _escape(text: str) -> str:
+    if _ESCAPE in text:
+        text = text.replace(_ESCAPE, _ESCAPE + "\ue001")
+    if "\x00" in text:
+        text = text.replace("\x00", _ESCAPE + "\ue002")
+    return text
+
+
+def _unescape(value: Any) -> Any:
+    if isinstance(value, str):
+        return _UNESCAPE.sub(lambda m: _ESCAPES[m.group(1)], value)
+    if isinstance(value, list):
+        return [_unescape(item) for item in value]
+    if isinstance(value, dict):
+        return {_unescape(key): _unescape(item) for key, item in value.items()}
+    return value

@@ -1,0 +1,235 @@
+"""Context items, late answers, approvals and checkpoints of the Postgres store."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+import pydantic
+
+from helix_agents.core import (
+    ApprovalNotFoundError,
+    ApprovalResolution,
+    Checkpoint,
+    LateAnswer,
+    PendingApproval,
+    RecordResult,
+    StoredContextItem,
+    ValidationError,
+    assert_fence,
+    coerce,
+)
+
+from . import _json
+from ._base import StoreBase, big
+from ._refusals import Snapshot, refuse
+
+__all__ = ["QueuesMixin"]
+
+_M = TypeVar("_M", bound=pydantic.BaseModel)
+
+
+def _body(model: pydantic.BaseModel) -> str:
+    return _json.dumps(model.model_dump(mode="json", by_alias=True, exclude_unset=True))
+
+
+def _load(model: type[_M], rows: list[tuple[Any, ...]]) -> list[_M]:
+    return [model.model_validate(_json.loads(body)) for (body,) in rows if body is not None]
+
+
+class QueuesMixin(StoreBase):
+    """The queues, approvals and checkpoints; each write is one server-side call."""
+
+    async def _record(
+        self,
+        session_id: str,
+        late: bool,
+        key: str,
+        record: pydantic.BaseModel,
+        at: Any,
+        fence_run_id: str | None,
+        what: str,
+    ) -> RecordResult:
+        doc = await self._call(
+            self._sql.record,
+            (session_id, late, key, at, _body(record), fence_run_id, self._clock()),
+            what=what,
+            session_id=session_id,
+        )
+        if "refused" in doc:
+            refuse(
+                session_id,
+                doc,
+                lambda snap: assert_fence(session_id, fence_run_id, snap.current_run),
+            )
+        return RecordResult(recorded=doc["recorded"])
+
+    async def record_context_item(
+        self, session_id: str, record: StoredContextItem, *, fence_run_id: str | None = None
+    ) -> RecordResult:
+        """Queue a context item, once per key."""
+        item = await self._checked(
+            session_id, "record_context_item", lambda: coerce(StoredContextItem, record, session_id)
+        )
+        return await self._record(
+            session_id, False, item.key, item, item.at, fence_run_id, "record_context_item"
+        )
+
+    async def list_undelivered_context_items(self, session_id: str) -> list[StoredContextItem]:
+        """Queued items, by ``at`` then key."""
+        rows = await self._session_rows(
+            self._sql.context_items, (session_id,), session_id, "list_undelivered_context_items"
+        )
+        return _load(StoredContextItem, rows)
+
+    async def record_late_answer(
+        self, session_id: str, answer: LateAnswer, *, fence_run_id: str | None = None
+    ) -> RecordResult:
+        """Queue a late answer, once per call id."""
+        checked = await self._checked(
+            session_id, "record_late_answer", lambda: coerce(LateAnswer, answer, session_id)
+        )
+        return await self._record(
+            session_id,
+            True,
+            checked.call_id,
+            checked,
+            checked.at,
+            fence_run_id,
+            "record_late_answer",
+        )
+
+    async def list_undelivered_late_answers(self, session_id: str) -> list[LateAnswer]:
+        """Queued late answers, by ``at`` then call id."""
+        rows = await self._session_rows(
+            self._sql.late_answers, (session_id,), session_id, "list_undelivered_late_answers"
+        )
+        return _load(LateAnswer, rows)
+
+    # Approvals
+
+    async def add_pending_approvals(
+        self,
+        session_id: str,
+        approvals: Sequence[PendingApproval],
+        *,
+        fence_run_id: str | None = None,
+    ) -> None:
+        """Add approvals, once per ``approval_id``; a resolved id is not added again."""
+        checked = await self._checked(
+            session_id,
+            "add_pending_approvals",
+            lambda: [coerce(PendingApproval, a, session_id) for a in approvals],
+        )
+        doc = await self._call(
+            self._sql.add_approvals,
+            (
+                session_id,
+                [a.approval_id for a in checked],
+                [a.requested_at for a in checked],
+                [_body(a) for a in checked],
+                fence_run_id,
+                self._clock(),
+            ),
+            what="add_pending_approvals",
+            session_id=session_id,
+        )
+        if "refused" in doc:
+            refuse(
+                session_id,
+                doc,
+                lambda snap: assert_fence(session_id, fence_run_id, snap.current_run),
+            )
+
+    async def list_pending_approvals(self, session_id: str) -> list[PendingApproval]:
+        """Unresolved approvals by ``requested_at``, then id."""
+        rows = await self._session_rows(
+            self._sql.approvals, (session_id,), session_id, "list_pending_approvals"
+        )
+        return _load(PendingApproval, rows)
+
+    async def resolve_approval(self, session_id: str, approval_id: str) -> ApprovalResolution:
+        """``"resolved"`` for exactly one caller, ``"already-resolved"`` for the rest."""
+        doc = await self._call(
+            self._sql.resolve_approval,
+            (session_id, approval_id, self._clock()),
+            what="resolve_approval",
+            session_id=session_id,
+        )
+        if "refused" in doc:
+
+            def missing(_: Snapshot) -> None:
+                raise ApprovalNotFoundError(
+                    f"session {session_id!r}: no approval {approval_id!r}", session_id=session_id
+                )
+
+            refuse(session_id, doc, missing)
+        resolution: ApprovalResolution = (
+            "resolved" if doc["resolution"] == "resolved" else "already-resolved"
+        )
+        return resolution
+
+    # Checkpoints
+
+    async def save_checkpoint(
+        self, session_id: str, checkpoint: Checkpoint, *, fence_run_id: str | None = None
+    ) -> RecordResult:
+        """Save a checkpoint, once per id; its ``message_count`` is at most the session's."""
+        cp = await self._checked(
+            session_id, "save_checkpoint", lambda: coerce(Checkpoint, checkpoint, session_id)
+        )
+        doc = await self._call(
+            self._sql.save_checkpoint,
+            (
+                session_id,
+                cp.checkpoint_id,
+                big(cp.message_count),
+                cp.created_at,
+                _body(cp),
+                fence_run_id,
+                self._clock(),
+            ),
+            what="save_checkpoint",
+            session_id=session_id,
+        )
+        if "refused" in doc:
+
+            def in_range(snap: Snapshot) -> None:
+                if cp.message_count > snap.message_count:
+                    raise ValidationError(
+                        f"session {session_id!r}: checkpoint {cp.checkpoint_id!r} has "
+                        f"message_count {cp.message_count}, above the session's "
+                        f"{snap.message_count}",
+                        session_id=session_id,
+                    )
+
+            refuse(
+                session_id,
+                doc,
+                in_range,
+                lambda snap: assert_fence(session_id, fence_run_id, snap.current_run),
+            )
+        return RecordResult(recorded=doc["recorded"])
+
+    async def get_checkpoint(self, session_id: str, checkpoint_id: str) -> Checkpoint | None:
+        """The checkpoint, or ``None``."""
+        rows = await self._session_rows(
+            self._sql.checkpoint, (checkpoint_id, session_id), session_id, "get_checkpoint"
+        )
+        found = _load(Checkpoint, rows)
+        return found[0] if found else None
+
+    async def latest_checkpoint(self, session_id: str) -> Checkpoint | None:
+        """The checkpoint with the highest ``message_count``, then the newest."""
+        rows = await self._session_rows(
+            self._sql.latest_checkpoint, (session_id,), session_id, "latest_checkpoint"
+        )
+        found = _load(Checkpoint, rows)
+        return found[0] if found else None
+
+    async def list_checkpoints(self, session_id: str) -> list[Checkpoint]:
+        """Checkpoints by ``message_count``, then ``created_at``, then id."""
+        rows = await self._session_rows(
+            self._sql.checkpoints, (session_id,), session_id, "list_checkpoints"
+        )
+        return _load(Checkpoint, rows)

@@ -1,0 +1,167 @@
+"""Sessions of the Postgres store: create, get, delete, clear, clone, list."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import pydantic
+
+from helix_agents.core import (
+    JsonObject,
+    SessionExistsError,
+    SessionInfo,
+    SessionsPage,
+    SessionSummary,
+    ValidationError,
+    check_limit,
+    decode_sessions_cursor,
+    encode_sessions_cursor,
+)
+
+from . import _json
+from ._base import StoreBase, big
+from ._refusals import Snapshot, refuse
+
+__all__ = ["SessionsMixin"]
+
+_metadata = pydantic.TypeAdapter(dict[str, pydantic.JsonValue])
+
+
+class SessionsMixin(StoreBase):
+    """The session operations; each is one statement or one server-side call."""
+
+    async def create_session(
+        self,
+        session_id: str | None = None,
+        *,
+        user_id: str | None = None,
+        metadata: JsonObject | None = None,
+    ) -> SessionInfo:
+        """Create a session; mint a unique id when none is given."""
+        self._ensure_open("create_session", session_id)
+        sid = session_id if session_id is not None else uuid.uuid4().hex
+        if not isinstance(sid, str) or not sid:
+            raise ValidationError(f"session id {sid!r} must be a non-empty string")
+        try:
+            meta = _metadata.validate_python(metadata or {})
+        except pydantic.ValidationError:
+            raise ValidationError(
+                f"session {sid!r}: metadata must be a JSON object", session_id=sid
+            ) from None
+        now = self._clock()
+        info = SessionInfo(
+            id=sid,
+            user_id=user_id,
+            created_at=now,
+            last_activity_at=now,
+            message_count=0,
+            metadata=meta,
+        )
+        rows = await self._rows(
+            self._sql.create,
+            (sid, user_id, now, now, _json.dumps(meta)),
+            what="create_session",
+            session_id=sid,
+            write=True,
+        )
+        if not rows:
+            raise SessionExistsError(f"session {sid!r} exists", session_id=sid)
+        return info
+
+    async def get_session(self, session_id: str) -> SessionInfo | None:
+        """The session, or ``None``."""
+        rows = await self._rows(
+            self._sql.session, (session_id,), what="get_session", session_id=session_id
+        )
+        return _info(rows[0][0]) if rows else None
+
+    async def delete_session(self, session_id: str) -> bool:
+        """Delete the session and everything it holds."""
+        rows = await self._rows(
+            self._sql.delete,
+            (session_id,),
+            what="delete_session",
+            session_id=session_id,
+            write=True,
+        )
+        return bool(rows)
+
+    async def clear_session(self, session_id: str) -> None:
+        """Drop rows and queues; keep the session, its user and metadata; cancel a live run."""
+        doc = await self._call(
+            self._sql.clear,
+            (session_id, self._clock()),
+            what="clear_session",
+            session_id=session_id,
+        )
+        if "refused" in doc:
+            refuse(session_id, doc)
+
+    async def clone_session(
+        self, source_id: str, target_id: str | None = None, *, up_to: int | None = None
+    ) -> SessionInfo:
+        """Copy rows ``[0, up_to)`` and the checkpoints in range into a new session."""
+        target = target_id if target_id is not None else uuid.uuid4().hex
+
+        def check_up_to(snap: Snapshot) -> None:
+            end = snap.message_count if up_to is None else up_to
+            check_limit(source_id, "up_to", end, snap.first_index, snap.message_count)
+
+        def exists(_: Snapshot) -> None:
+            raise SessionExistsError(f"session {target!r} exists", session_id=target)
+
+        self._ensure_open("clone_session", source_id)
+        if (
+            not (isinstance(target, str) and target)
+            or isinstance(up_to, bool)
+            or not (up_to is None or isinstance(up_to, int))
+        ):
+            count, _, first = await self._counts(source_id, "clone_session")
+            check_up_to(Snapshot(count, first, None, {}))
+            raise ValidationError(f"session id {target!r} must be a non-empty string")
+        doc = await self._call(
+            self._sql.clone,
+            (source_id, target, None if up_to is None else big(up_to), self._clock()),
+            what="clone_session",
+            session_id=source_id,
+        )
+        if "refused" in doc:
+            refuse(source_id, doc, check_up_to, exists)
+        return _info(doc)
+
+    async def list_sessions(
+        self, user_id: str, *, first: int = 20, cursor: str | None = None
+    ) -> SessionsPage:
+        """A user's sessions, most recent activity first, ties by id."""
+        self._ensure_open("list_sessions", None)
+        check_limit(None, "first", first, 1, 500)
+        at, after = (None, None) if cursor is None else decode_sessions_cursor(user_id, cursor)
+        rows = await self._rows(
+            self._sql.sessions,
+            {"user": user_id, "at": at, "id": after, "limit": first + 1},
+            what="list_sessions",
+            session_id=None,
+        )
+        page = [
+            SessionSummary(
+                id=sid,
+                created_at=created,
+                last_activity_at=active,
+                message_count=count,
+                pending_approvals=pending,
+            )
+            for sid, created, active, count, pending in rows[:first]
+        ]
+        next_cursor = None
+        if len(rows) > first:
+            last = page[-1]
+            next_cursor = encode_sessions_cursor(user_id, last.last_activity_at, last.id)
+        return SessionsPage(sessions=tuple(page), next_cursor=next_cursor)
+
+
+def _info(doc: Any) -> SessionInfo:
+    data = json.loads(doc) if isinstance(doc, str) else dict(doc)
+    data["metadata"] = _json.loads(data["metadata"])
+    return SessionInfo.model_validate(data)

@@ -1,0 +1,131 @@
+"""The statements the store sends: each operation is ONE statement, so one round trip.
+
+Writes call the server-side functions of migrations 2 and 3; reads are
+single SELECTs whose first table is the session row, so that "no such
+session" and the data come back together, from one snapshot. Every
+statement names its schema explicitly (no ``search_path``, no session state,
+no server-side prepared statements: safe behind PgBouncer's transaction
+pooling). JSON comes back as text, decoded by the store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from psycopg import sql
+
+__all__ = ["Statements"]
+
+_SESSION_ROW = "FROM {s}.__agents_sessions x "
+
+
+@dataclass(frozen=True)
+class Statements:
+    """Every statement of the store, rendered once for its schema."""
+
+    # Writes: server-side functions returning JSON (a result or a refusal).
+    commit: bytes = (
+        b"SELECT {s}.__agents_commit(%s::text, %s::jsonb, %s::jsonb, %s, %s::bigint)::text"
+    )
+    truncate: bytes = b"SELECT {s}.__agents_truncate(%s::text, %s::bigint, %s::text, %s)::text"
+    finish_run: bytes = b"SELECT {s}.__agents_finish_run(%s::text, %s::text, %s::text, %s)::text"
+    record: bytes = (
+        b"SELECT {s}.__agents_record(%s::text, %s::boolean, %s::text, %s::timestamptz,"
+        b" %s::jsonb, %s::text, %s)::text"
+    )
+    add_approvals: bytes = (
+        b"SELECT {s}.__agents_add_approvals(%s::text, %s::text[], %s::timestamptz[],"
+        b" %s::jsonb[], %s::text, %s)::text"
+    )
+    resolve_approval: bytes = b"SELECT {s}.__agents_resolve_approval(%s::text, %s::text, %s)::text"
+    save_checkpoint: bytes = (
+        b"SELECT {s}.__agents_save_checkpoint(%s::text, %s::text, %s::bigint,"
+        b" %s::timestamptz, %s::jsonb, %s::text, %s)::text"
+    )
+    clear: bytes = b"SELECT {s}.__agents_clear(%s::text, %s)::text"
+    clone: bytes = b"SELECT {s}.__agents_clone(%s::text, %s::text, %s::bigint, %s)::text"
+    create: bytes = (
+        b"INSERT INTO {s}.__agents_sessions"
+        b" (session_id, user_id, created_at, last_activity_at, metadata)"
+        b" VALUES (%s, %s, %s, %s, %s::jsonb) ON CONFLICT DO NOTHING RETURNING 1"
+    )
+    delete: bytes = b"DELETE FROM {s}.__agents_sessions WHERE session_id = %s RETURNING 1"
+
+    # Reads.
+    session: bytes = (
+        b"SELECT {s}.__agents_info(x)::text " + _SESSION_ROW.encode() + (b"WHERE x.session_id = %s")
+    )
+    counts: bytes = b"SELECT x.message_count, x.ui_count, x.first_index " + (
+        _SESSION_ROW.encode() + b"WHERE x.session_id = %s"
+    )
+    sessions: bytes = (
+        b"SELECT x.session_id, x.created_at, x.last_activity_at, x.message_count,"
+        b" (SELECT count(*) FROM {s}.__agents_approvals a"
+        b"  WHERE a.session_id = x.session_id AND NOT a.resolved) "
+        + _SESSION_ROW.encode()
+        + b"WHERE x.user_id = %(user)s AND (%(at)s::timestamptz IS NULL"
+        b" OR x.last_activity_at < %(at)s"
+        b" OR (x.last_activity_at = %(at)s AND x.session_id > %(id)s::text))"
+        b" ORDER BY x.last_activity_at DESC, x.session_id LIMIT %(limit)s"
+    )
+    messages: bytes = (
+        b"SELECT m.body::text "
+        + _SESSION_ROW.encode()
+        + b"LEFT JOIN LATERAL (SELECT idx, body FROM {s}.__agents_messages"
+        b"  WHERE session_id = x.session_id ORDER BY idx DESC LIMIT %s::bigint) m ON true"
+        b" WHERE x.session_id = %s ORDER BY m.idx"
+    )
+    page_asc: bytes = (
+        b"SELECT x.first_index, x.message_count, m.body::text "
+        + _SESSION_ROW.encode()
+        + b"LEFT JOIN LATERAL (SELECT idx, body FROM {s}.__agents_messages"
+        b"  WHERE session_id = x.session_id AND idx >= %s::bigint ORDER BY idx LIMIT %s) m"
+        b" ON true WHERE x.session_id = %s ORDER BY m.idx"
+    )
+    page_desc: bytes = (
+        b"SELECT x.first_index, x.message_count, m.body::text "
+        + _SESSION_ROW.encode()
+        + b"LEFT JOIN LATERAL (SELECT idx, body FROM {s}.__agents_messages"
+        b"  WHERE session_id = x.session_id AND idx < %s::bigint ORDER BY idx DESC LIMIT %s) m"
+        b" ON true WHERE x.session_id = %s ORDER BY m.idx DESC"
+    )
+    context_items: bytes = (
+        b"SELECT i.body::text " + _SESSION_ROW.encode() + b"LEFT JOIN {s}.__agents_context_items i"
+        b" ON i.session_id = x.session_id AND i.delivered_at IS NULL"
+        b" WHERE x.session_id = %s ORDER BY i.at, i.item_key"
+    )
+    late_answers: bytes = (
+        b"SELECT l.body::text " + _SESSION_ROW.encode() + b"LEFT JOIN {s}.__agents_late_answers l"
+        b" ON l.session_id = x.session_id AND l.delivered_at IS NULL"
+        b" WHERE x.session_id = %s ORDER BY l.at, l.call_id"
+    )
+    approvals: bytes = (
+        b"SELECT a.body::text " + _SESSION_ROW.encode() + b"LEFT JOIN {s}.__agents_approvals a"
+        b" ON a.session_id = x.session_id AND NOT a.resolved"
+        b" WHERE x.session_id = %s ORDER BY a.requested_at, a.approval_id"
+    )
+    checkpoints: bytes = (
+        b"SELECT c.body::text "
+        + _SESSION_ROW.encode()
+        + b"LEFT JOIN {s}.__agents_checkpoints c ON c.session_id = x.session_id"
+        b" WHERE x.session_id = %s ORDER BY c.message_count, c.created_at, c.checkpoint_id"
+    )
+    checkpoint: bytes = (
+        b"SELECT c.body::text " + _SESSION_ROW.encode() + b"LEFT JOIN {s}.__agents_checkpoints c"
+        b" ON c.session_id = x.session_id AND c.checkpoint_id = %s::text"
+        b" WHERE x.session_id = %s"
+    )
+    latest_checkpoint: bytes = (
+        b"SELECT c.body::text "
+        + _SESSION_ROW.encode()
+        + b"LEFT JOIN LATERAL (SELECT body FROM {s}.__agents_checkpoints"
+        b"  WHERE session_id = x.session_id"
+        b"  ORDER BY message_count DESC, created_at DESC, checkpoint_id DESC LIMIT 1) c ON true"
+        b" WHERE x.session_id = %s"
+    )
+
+    @classmethod
+    def for_schema(cls, schema: str) -> Statements:
+        """The statements with ``{s}`` replaced by the quoted schema name."""
+        quoted = sql.Identifier(schema).as_bytes(None)
+        return cls(**{f.name: getattr(cls, f.name).replace(b"{s}", quoted) for f in fields(cls)})

@@ -1,0 +1,230 @@
+"""``PostgresStateStore``: the rows and runs, and the class that assembles the store."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from helix_agents.core import (
+    CommitResult,
+    CommitState,
+    Message,
+    MessageCommit,
+    MessagePage,
+    PageOrder,
+    RunStatus,
+    ValidationError,
+    assert_fence,
+    check_commit,
+    check_finish_status,
+    check_keep,
+    check_limit,
+    coerce,
+    decode_message_cursor,
+    dump_message,
+    encode_message_cursor,
+    parse_message,
+)
+
+from . import _json
+from ._base import big
+from ._config import POOL_OPTIONS, PoolSettings, split_url
+from ._queues import QueuesMixin
+from ._refusals import Snapshot, assert_retained, refuse
+from ._sessions import SessionsMixin
+
+__all__ = ["PostgresStateStore", "open_url"]
+
+
+class PostgresStateStore(SessionsMixin, QueuesMixin):
+    """Session state in PostgreSQL (psycopg 3 async, psycopg_pool).
+
+    Build it from a conninfo/URL (the store opens and closes its own pool,
+    sized by ``pool_settings``) or from an application's ``pool`` (left open
+    on :meth:`close`). Tables live in ``schema``; open the store with
+    ``auto_migrate=True`` or call :meth:`migrate` once per deployment.
+    ``max_messages`` keeps the newest N rows of each session.
+    """
+
+    # Rows
+
+    async def append_messages(self, session_id: str, commit: MessageCommit) -> CommitResult:
+        """Append rows with the checks and deliveries of the commit: ONE round trip.
+
+        The server-side function ``__agents_commit`` runs SPEC §5's checks in
+        order under the session row lock and writes the rows, deliveries, run
+        start and commit id in the same transaction.
+        """
+        commit = await self._checked(
+            session_id, "append_messages", lambda: coerce(MessageCommit, commit, session_id)
+        )
+        start = commit.start_run
+        n = len(commit.messages)
+        envelope = {
+            "run": None if start is None else start.run_id,
+            "rewind": None if start is None or start.rewind_to is None else big(start.rewind_to),
+            "fence": commit.fence_run_id,
+            "expect": None
+            if commit.expect_message_count is None
+            else big(commit.expect_message_count),
+            # An offset out of range only has to be seen as such; it may not fit a bigint.
+            "ci": [
+                [d.key, d.row_offset if 0 <= d.row_offset < n else -1]
+                for d in commit.deliver_context_items
+            ],
+            "la": [
+                [d.call_id, d.row_offset if 0 <= d.row_offset < n else -1]
+                for d in commit.deliver_late_answers
+            ],
+            "id": commit.commit_id,
+        }
+        rows = _json.dumps([dump_message(m) for m in commit.messages])
+        doc = await self._call(
+            self._sql.commit,
+            (session_id, rows, json.dumps(envelope), self._clock(), self.max_messages),
+            what="append_messages",
+            session_id=session_id,
+        )
+        if "refused" in doc:
+
+            def core_checks(snap: Snapshot) -> None:
+                check_commit(
+                    session_id,
+                    commit,
+                    CommitState(
+                        message_count=snap.message_count,
+                        current_run=snap.current_run,
+                        run_id_used=lambda _: bool(doc["run_used"]),
+                        context_items=doc["ci"],
+                        late_answers=doc["la"],
+                    ),
+                )
+
+            def retained(snap: Snapshot) -> None:
+                if start is not None and start.rewind_to is not None:
+                    assert_retained(session_id, start.rewind_to, snap)
+
+            refuse(session_id, doc, core_checks, retained)
+        return CommitResult.model_validate(doc)
+
+    async def get_messages(self, session_id: str, *, limit: int | None = None) -> list[Message]:
+        """Rows oldest first; ``limit`` keeps the last N."""
+        if limit is not None:
+            await self._checked(
+                session_id,
+                "get_messages",
+                lambda: check_limit(session_id, "limit", limit, 0, 2**62),
+            )
+        rows = await self._session_rows(
+            self._sql.messages, (limit, session_id), session_id, "get_messages"
+        )
+        return [parse_message(_json.loads(body)) for (body,) in rows if body is not None]
+
+    async def get_message_count(self, session_id: str) -> int:
+        """All rows, context rows included."""
+        count, _, _ = await self._counts(session_id, "get_message_count")
+        return count
+
+    async def get_ui_message_count(self, session_id: str) -> int:
+        """Rows that are not context rows (those dropped by retention included)."""
+        _, ui, _ = await self._counts(session_id, "get_ui_message_count")
+        return ui
+
+    async def page_messages(
+        self,
+        session_id: str,
+        *,
+        limit: int = 50,
+        cursor: str | None = None,
+        order: PageOrder = "asc",
+    ) -> MessagePage:
+        """A page of rows in ``order``; ``next_cursor`` is ``None`` at the end."""
+
+        def parse() -> int | None:
+            check_limit(session_id, "limit", limit, 1, 500)
+            if order not in ("asc", "desc"):
+                raise ValidationError(
+                    f"session {session_id!r}: order {order!r} is not 'asc' or 'desc'",
+                    session_id=session_id,
+                )
+            return None if cursor is None else decode_message_cursor(session_id, order, cursor)
+
+        start = await self._checked(session_id, "page_messages", parse)
+        if order == "asc":
+            params: tuple[Any, ...] = (big(start or 0), limit, session_id)
+            rows = await self._session_rows(self._sql.page_asc, params, session_id, "page_messages")
+        else:
+            params = (big(start) if start is not None else 2**62, limit, session_id)
+            rows = await self._session_rows(
+                self._sql.page_desc, params, session_id, "page_messages"
+            )
+        first, count = int(rows[0][0]), int(rows[0][1])
+        page = tuple(parse_message(_json.loads(body)) for _, _, body in rows if body is not None)
+        if order == "asc":
+            hi = min(count, max(first, start if start is not None else first) + limit)
+            more, nxt = hi < count, hi
+        else:
+            lo = max(first, min(count, start if start is not None else count) - limit)
+            more, nxt = lo > first, lo
+        next_cursor = encode_message_cursor(session_id, order, nxt) if more else None
+        return MessagePage(messages=page, next_cursor=next_cursor)
+
+    async def truncate_messages(
+        self, session_id: str, keep: int, *, fence_run_id: str | None = None
+    ) -> None:
+        """Drop rows at index >= ``keep``, re-opening the items they delivered."""
+        self._ensure_open("truncate_messages", session_id)
+        if isinstance(keep, bool) or not isinstance(keep, int):
+            count, _, _ = await self._counts(session_id, "truncate_messages")
+            check_keep(session_id, keep, count)
+        doc = await self._call(
+            self._sql.truncate,
+            (session_id, max(-1, big(keep)), fence_run_id, self._clock()),
+            what="truncate_messages",
+            session_id=session_id,
+        )
+        if "refused" in doc:
+            refuse(
+                session_id,
+                doc,
+                lambda snap: check_keep(session_id, keep, snap.message_count),
+                lambda snap: assert_fence(session_id, fence_run_id, snap.current_run),
+                lambda snap: assert_retained(session_id, keep, snap),
+            )
+
+    async def is_truncated(self, session_id: str) -> bool:
+        """Whether retention has dropped old rows."""
+        _, _, first = await self._counts(session_id, "is_truncated")
+        return first > 0
+
+    # Runs
+
+    async def finish_run(self, session_id: str, run_id: str, status: RunStatus) -> None:
+        """End the current live run with ``status``."""
+        doc = await self._call(
+            self._sql.finish_run,
+            (session_id, run_id, status if isinstance(status, str) else "", self._clock()),
+            what="finish_run",
+            session_id=session_id,
+        )
+        if "refused" in doc:
+            refuse(
+                session_id,
+                doc,
+                lambda _: check_finish_status(session_id, status),
+                lambda snap: assert_fence(session_id, run_id, snap.current_run),
+            )
+
+
+def open_url(url: str, *, namespace: str | None = None, **options: Any) -> PostgresStateStore:
+    """The ``postgresql://`` / ``postgres://`` entry point; ``namespace`` is the schema.
+
+    Store options come as keywords or as URL query parameters (``?max_size=20``);
+    see :func:`~helix_agents.store_postgres._config.split_url`.
+    """
+    conninfo, from_url = split_url(url)
+    merged = {**from_url, **options}
+    pool = {k: merged.pop(k) for k in list(merged) if k in POOL_OPTIONS}
+    if namespace is not None:
+        merged["schema"] = namespace
+    return PostgresStateStore(conninfo, pool_settings=PoolSettings(**pool), **merged)

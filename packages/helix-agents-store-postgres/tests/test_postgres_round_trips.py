@@ -1,0 +1,206 @@
+"""One round trip per operation, counted on the wire by a proxy between the store and the server.
+
+The proxy reads the client's side of the PostgreSQL protocol: every request
+that waits for the server's answer ends with ``Sync`` (extended protocol) or
+is a ``Query`` (simple protocol), so counting those counts round trips.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import struct
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from typing import Any
+
+import psycopg
+import pytest
+
+from helix_agents.core import (
+    ChatMessage,
+    ContextItem,
+    ContextItemDelivery,
+    ContextMessage,
+    MessageCommit,
+    MessageCountConflictError,
+    StartRun,
+    StoredContextItem,
+)
+from helix_agents.store_postgres import PoolSettings, PostgresStateStore
+
+pytestmark = pytest.mark.anyio
+
+_SSL_OR_GSS = {80877103, 80877104}
+_ROUND_TRIP_ENDS = {b"S", b"Q"}
+
+
+class CountingProxy:
+    """A loopback TCP proxy to the server that counts the client's round trips."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.target = (host, port)
+        self.round_trips = 0
+        self.kinds: list[str] = []
+        self.server: asyncio.Server | None = None
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    async def start(self) -> int:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        port: int = self.server.sockets[0].getsockname()[1]
+        return port
+
+    async def close(self) -> None:
+        assert self.server is not None
+        self.server.close()
+        for task in self.tasks:
+            task.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+        await self.server.wait_closed()
+
+    async def _serve(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
+        server_r, server_w = await asyncio.open_connection(*self.target)
+        up = asyncio.create_task(self._client_to_server(client_r, server_w))
+        down = asyncio.create_task(_pipe(server_r, client_w))
+        self.tasks |= {up, down}
+        await asyncio.wait({up, down}, return_when=asyncio.FIRST_COMPLETED)
+        for writer in (client_w, server_w):
+            writer.close()
+
+    async def _client_to_server(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        startup = True
+        while True:
+            if startup:  # untyped: length, then a code (SSL/GSS request, or the startup message)
+                head = await reader.readexactly(8)
+                length, code = struct.unpack("!ii", head)
+                body = head + await reader.readexactly(length - 8)
+                startup = code in _SSL_OR_GSS
+            else:
+                head = await reader.readexactly(5)
+                kind, length = head[:1], struct.unpack("!i", head[1:])[0]
+                body = head + await reader.readexactly(length - 4)
+                self.kinds.append(kind.decode())
+                if kind in _ROUND_TRIP_ENDS:
+                    self.round_trips += 1
+            writer.write(body)
+            await writer.drain()
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    while data := await reader.read(65536):
+        writer.write(data)
+        await writer.drain()
+
+
+@pytest.fixture
+async def proxy(pg_url: str) -> AsyncIterator[tuple[CountingProxy, str]]:
+    """A counting proxy to the server, and the URL that goes through it."""
+    target = psycopg.conninfo.conninfo_to_dict(pg_url)
+    counter = CountingProxy(
+        str(target.get("host", "127.0.0.1")), int(str(target.get("port", 5432)))
+    )
+    port = await counter.start()
+    url = psycopg.conninfo.make_conninfo(
+        pg_url, host="127.0.0.1", port=port, sslmode="disable", gssencmode="disable"
+    )
+    try:
+        yield counter, url
+    finally:
+        await counter.close()
+
+
+@pytest.fixture
+async def counted(
+    proxy: tuple[CountingProxy, str], migrated: str
+) -> AsyncIterator[tuple[PostgresStateStore, CountingProxy]]:
+    """A store whose only connection goes through the counting proxy."""
+    counter, url = proxy
+    settings = PoolSettings(min_size=1, max_size=1)
+    async with PostgresStateStore(url, schema=migrated, pool_settings=settings) as store:
+        yield store, counter
+
+
+async def test_the_proxy_counts_every_round_trip(proxy: tuple[CountingProxy, str]) -> None:
+    """The counter itself: a statement in an explicit transaction is three round trips."""
+    counter, url = proxy
+    async with await psycopg.AsyncConnection.connect(url) as conn:
+        before = counter.round_trips
+        await conn.execute("SELECT %s::int", [1])  # BEGIN, then the statement
+        await conn.commit()  # COMMIT
+        assert counter.round_trips - before == 3
+
+
+def _user(text: str) -> ChatMessage:
+    return ChatMessage(role="user", content=text)
+
+
+async def _count(counter: CountingProxy, operation: Any) -> int:
+    before = counter.round_trips
+    with contextlib.suppress(MessageCountConflictError):
+        await operation
+    return counter.round_trips - before
+
+
+async def test_a_commit_is_one_round_trip(
+    counted: tuple[PostgresStateStore, CountingProxy],
+) -> None:
+    """Plain, run-starting with deliveries, fenced, refused and replayed commits: one each."""
+    store, proxy = counted
+    await store.create_session("s")
+    await store.record_context_item(
+        "s",
+        StoredContextItem(
+            key="k",
+            item=ContextItem(kind="notice", content="n"),
+            at=datetime(2026, 1, 1, tzinfo=UTC),
+        ),
+    )
+    opened = len(proxy.kinds)  # opening the store read the migrations table
+    plain = MessageCommit(messages=(_user("a"),), expect_message_count=0)
+    assert await _count(proxy, store.append_messages("s", plain)) == 1
+    started = MessageCommit(
+        messages=(ContextMessage(kind="notice", content="n"), _user("b")),
+        start_run=StartRun(run_id="r1", rewind_to=1),
+        deliver_context_items=(ContextItemDelivery(key="k", row_offset=0),),
+        commit_id="c1",
+    )
+    assert await _count(proxy, store.append_messages("s", started)) == 1
+    fenced = MessageCommit(messages=(_user("c"),), fence_run_id="r1", expect_message_count=3)
+    assert await _count(proxy, store.append_messages("s", fenced)) == 1
+    stale = MessageCommit(messages=(_user("d"),), expect_message_count=0)
+    assert await _count(proxy, store.append_messages("s", stale)) == 1  # refused: still one
+    assert await _count(proxy, store.append_messages("s", started)) == 1  # replayed
+    assert await store.get_message_count("s") == 4
+    # The statements were sent as extended-protocol requests, with no BEGIN/COMMIT around them.
+    assert "Q" not in proxy.kinds[opened:]
+
+
+async def test_other_operations_are_one_round_trip(
+    counted: tuple[PostgresStateStore, CountingProxy],
+) -> None:
+    """Every other write and read of the store is one statement too."""
+    store, proxy = counted
+    assert await _count(proxy, store.create_session("s", user_id="u")) == 1
+    assert (
+        await _count(
+            proxy, store.append_messages("s", MessageCommit(messages=(_user("a"), _user("b"))))
+        )
+        == 1
+    )
+    for operation in (
+        store.get_session("s"),
+        store.get_messages("s", limit=1),
+        store.page_messages("s", limit=1, order="desc"),
+        store.get_message_count("s"),
+        store.list_sessions("u"),
+        store.list_undelivered_context_items("s"),
+        store.list_pending_approvals("s"),
+        store.latest_checkpoint("s"),
+        store.truncate_messages("s", 1),
+        store.clone_session("s", "t"),
+        store.clear_session("t"),
+        store.delete_session("t"),
+    ):
+        assert await _count(proxy, operation) == 1

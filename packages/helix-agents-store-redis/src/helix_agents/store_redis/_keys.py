@@ -1,0 +1,73 @@
+"""Key naming: every key of one session shares the hash tag ``{<session id>}``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from helix_agents.core import ValidationError
+
+__all__ = ["SESSION_KEYS", "KeySpace"]
+
+# The order is the KEYS order every script relies on (lua/_keys.lua).
+SESSION_KEYS = (
+    "meta",  # hash: created, la, first, count, ui, md, user, ukey, run_*
+    "rows",  # list: retained rows, 'c' (context) or 'm' + JSON
+    "ctx",  # hash: context item key -> record JSON
+    "ctxd",  # zset: delivered context item key -> row index
+    "late",  # hash: late answer call id -> record JSON
+    "lated",  # zset: delivered call id -> row index
+    "appr",  # hash: pending approval id -> JSON
+    "done",  # set: resolved approval ids
+    "ckpt",  # hash: checkpoint id -> JSON
+    "ckptn",  # zset: checkpoint id -> message_count
+    "runs",  # set: run ids the session has used
+    "cmt",  # hash: commit id -> "first_index:message_count"
+    "cmtn",  # zset: commit id -> message_count
+)
+
+
+def _tag(value: str) -> str:
+    # Braces would end the hash tag early; escaping keeps the mapping one-to-one.
+    return value.replace("%", "%25").replace("{", "%7B").replace("}", "%7D")
+
+
+@dataclass(frozen=True, slots=True)
+class KeySpace:
+    """The names of a store's keys, under ``<prefix>:[<namespace>:]``."""
+
+    base: str
+
+    @classmethod
+    def build(cls, prefix: str, namespace: str | None) -> KeySpace:
+        """Validate the prefix and namespace (no braces: they would change the hash tag)."""
+        parts = [prefix] if namespace is None else [prefix, namespace]
+        for part in parts:
+            if not isinstance(part, str) or not part or "{" in part or "}" in part:
+                raise ValidationError(
+                    f"key prefix and namespace must be non-empty strings without braces, "
+                    f"got {part!r}"
+                )
+        return cls("".join(f"{part}:" for part in parts))
+
+    def session(self, session_id: str) -> list[str]:
+        """Every key of a session, in :data:`SESSION_KEYS` order."""
+        head = f"{self.base}{{{_tag(session_id)}}}:"
+        return [head + suffix for suffix in SESSION_KEYS]
+
+    def meta(self, session_id: str) -> str:
+        """The session's hash of scalar fields."""
+        return f"{self.base}{{{_tag(session_id)}}}:meta"
+
+    def approvals(self, session_id: str) -> str:
+        """The session's pending approvals."""
+        return f"{self.base}{{{_tag(session_id)}}}:appr"
+
+    def user(self, user_id: str) -> str:
+        """The listing index of ``user_id``: a sorted set under the user's own hash tag."""
+        return f"{self.base}user:{{{_tag(user_id)}}}"
+
+    @property
+    def pattern(self) -> str:
+        """A ``SCAN MATCH`` pattern for every key of this key space."""
+        escaped = "".join(f"\\{c}" if c in "*?[]\\" else c for c in self.base)
+        return escaped + "*"

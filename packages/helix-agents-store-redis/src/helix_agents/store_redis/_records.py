@@ -1,0 +1,158 @@
+"""Context items, late answers, approvals and checkpoints of :class:`RedisStateStore`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+import pydantic
+
+from helix_agents.core import (
+    ApprovalResolution,
+    Checkpoint,
+    LateAnswer,
+    PendingApproval,
+    RecordResult,
+    StoredContextItem,
+    ValidationError,
+    coerce,
+    undelivered_in_order,
+)
+
+from ._base import StoreBase
+from ._codec import dump_record, load_record
+from ._errors import Refusal
+
+__all__ = ["RecordsMixin", "fence_args"]
+
+_M = TypeVar("_M", bound=pydantic.BaseModel)
+
+
+def fence_args(fence_run_id: str | None) -> list[str]:
+    """A fence as two script arguments: whether there is one, and its run id."""
+    return ["0", ""] if fence_run_id is None else ["1", fence_run_id]
+
+
+class RecordsMixin(StoreBase):
+    """Insert-once records hung on a session: queues, approvals, checkpoints."""
+
+    async def _coerce(self, model: type[_M], value: Any, session_id: str) -> _M:
+        # A missing session outranks a malformed argument, as in every store.
+        try:
+            return coerce(model, value, session_id)
+        except ValidationError:
+            await self._require(session_id)
+            raise
+
+    async def _insert(
+        self,
+        name: str,
+        session_id: str,
+        fence_run_id: str | None,
+        args: list[Any],
+        checkpoint: tuple[str, int] | None = None,
+    ) -> RecordResult:
+        reply = await self._run(
+            name,
+            session_id,
+            [*self._common(session_id), *fence_args(fence_run_id), *args],
+            write=True,
+        )
+        if reply[0] == "noop":
+            return RecordResult(recorded=False)
+        if reply[0] != "ok":
+            Refusal.parse(reply).raise_error(
+                session_id, fence_run_id=fence_run_id, checkpoint=checkpoint
+            )
+        await self._after(session_id, reply)
+        return RecordResult(recorded=True)
+
+    async def record_context_item(
+        self, session_id: str, record: StoredContextItem, *, fence_run_id: str | None = None
+    ) -> RecordResult:
+        """Queue a context item, once per key."""
+        record = await self._coerce(StoredContextItem, record, session_id)
+        return await self._insert(
+            "record", session_id, fence_run_id, ["ctx", record.key, dump_record(record)]
+        )
+
+    async def list_undelivered_context_items(self, session_id: str) -> list[StoredContextItem]:
+        """Queued items, by ``at`` then key."""
+        reply = await self._run("r_queue", session_id, ["ctx"], write=False)
+        records = [load_record(StoredContextItem, raw) for raw in reply[1]]
+        return undelivered_in_order((record, None) for record in records)
+
+    async def record_late_answer(
+        self, session_id: str, answer: LateAnswer, *, fence_run_id: str | None = None
+    ) -> RecordResult:
+        """Queue a late answer, once per call id."""
+        answer = await self._coerce(LateAnswer, answer, session_id)
+        return await self._insert(
+            "record", session_id, fence_run_id, ["late", answer.call_id, dump_record(answer)]
+        )
+
+    async def list_undelivered_late_answers(self, session_id: str) -> list[LateAnswer]:
+        """Queued late answers, by ``at`` then call id."""
+        reply = await self._run("r_queue", session_id, ["late"], write=False)
+        answers = [load_record(LateAnswer, raw) for raw in reply[1]]
+        return undelivered_in_order((answer, None) for answer in answers)
+
+    async def add_pending_approvals(
+        self,
+        session_id: str,
+        approvals: Sequence[PendingApproval],
+        *,
+        fence_run_id: str | None = None,
+    ) -> None:
+        """Add approvals, once per ``approval_id``; a resolved id is not added again."""
+        checked = [await self._coerce(PendingApproval, a, session_id) for a in approvals]
+        pairs = [v for a in checked for v in (a.approval_id, dump_record(a))]
+        await self._insert("approve", session_id, fence_run_id, pairs)
+
+    async def list_pending_approvals(self, session_id: str) -> list[PendingApproval]:
+        """Unresolved approvals by ``requested_at``, then id."""
+        reply = await self._run("r_hash", session_id, ["appr"], write=False)
+        pending = [load_record(PendingApproval, raw) for raw in reply[1]]
+        return sorted(pending, key=lambda a: (a.requested_at, a.approval_id))
+
+    async def resolve_approval(self, session_id: str, approval_id: str) -> ApprovalResolution:
+        """``"resolved"`` for exactly one caller, ``"already-resolved"`` for the rest."""
+        reply = await self._run(
+            "resolve", session_id, [*self._common(session_id), approval_id], write=True
+        )
+        if reply[0] == "already":
+            return "already-resolved"
+        if reply[0] != "ok":
+            Refusal.parse(reply).raise_error(session_id, what=approval_id)
+        await self._after(session_id, reply)
+        return "resolved"
+
+    async def save_checkpoint(
+        self, session_id: str, checkpoint: Checkpoint, *, fence_run_id: str | None = None
+    ) -> RecordResult:
+        """Save a checkpoint, once per id; ``message_count`` at most the session's count."""
+        cp = await self._coerce(Checkpoint, checkpoint, session_id)
+        return await self._insert(
+            "checkpoint",
+            session_id,
+            fence_run_id,
+            [cp.checkpoint_id, cp.message_count, dump_record(cp)],
+            checkpoint=(cp.checkpoint_id, cp.message_count),
+        )
+
+    async def get_checkpoint(self, session_id: str, checkpoint_id: str) -> Checkpoint | None:
+        """The checkpoint, or ``None``."""
+        reply = await self._run("r_hash", session_id, ["ckpt", checkpoint_id], write=False)
+        raw = reply[1][0] if reply[1] else None
+        return None if raw is None else load_record(Checkpoint, raw)
+
+    async def latest_checkpoint(self, session_id: str) -> Checkpoint | None:
+        """The checkpoint with the highest ``message_count``, then the newest."""
+        checkpoints = await self.list_checkpoints(session_id)
+        return checkpoints[-1] if checkpoints else None
+
+    async def list_checkpoints(self, session_id: str) -> list[Checkpoint]:
+        """Checkpoints by ``message_count``, then ``created_at``, then id."""
+        reply = await self._run("r_hash", session_id, ["ckpt"], write=False)
+        checkpoints = [load_record(Checkpoint, raw) for raw in reply[1]]
+        return sorted(checkpoints, key=lambda c: (c.message_count, c.created_at, c.checkpoint_id))

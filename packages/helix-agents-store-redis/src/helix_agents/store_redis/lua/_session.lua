@@ -1,0 +1,99 @@
+-- Shared by every session write. ARGV[1..4] = session id, the store's clock in
+-- microseconds, the idle TTL in ms (0 = none), and 1 when the user index is
+-- updated inline (standalone) rather than by the client's second step (cluster).
+local SID, NOW, TTL, INLINE = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4] == '1'
+
+local function int(n)
+  return string.format('%d', n)
+end
+
+-- A refusal: the code, then the state the client needs to raise core's error.
+local function refuse(code, ...)
+  local out = {code}
+  local state = redis.call('HMGET', META, 'count', 'first', 'run_id', 'run_status',
+    'run_started', 'run_ended')
+  for i = 1, 6 do
+    out[#out + 1] = state[i]
+  end
+  for _, extra in ipairs({...}) do
+    out[#out + 1] = extra
+  end
+  return out
+end
+
+local function fence_ok(run_id)
+  local run = redis.call('HMGET', META, 'run_id', 'run_status')
+  return run[1] == run_id and run[2] == 'live'
+end
+
+-- The activity time of a landed write: now, but strictly after the last one.
+local function next_activity()
+  local prev = tonumber(redis.call('HGET', META, 'la'))
+  if prev and NOW <= prev then
+    return prev + 1
+  end
+  return NOW
+end
+
+-- Every key of the session gets the same deadline (or none), so it expires whole.
+local function expire_session()
+  if TTL > 0 then
+    local t = redis.call('TIME')
+    local deadline = int(tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + TTL)
+    for i = 1, #KEYS do
+      redis.call('PEXPIREAT', KEYS[i], deadline)
+    end
+  elseif redis.call('PTTL', META) ~= -1 then
+    -- All keys share one deadline or none, so the meta key speaks for them all.
+    for i = 1, #KEYS do
+      redis.call('PERSIST', KEYS[i])
+    end
+  end
+end
+
+-- The end of every landed write: activity time, TTL, and the listing entry.
+local function landed(la, mode)
+  redis.call('HSET', META, 'la', int(la))
+  expire_session()
+  local ukey = redis.call('HGET', META, 'ukey')
+  if ukey and INLINE then
+    index_set(ukey, SID, -la, mode, TTL)
+  end
+  return {'ok', la, ukey or ''}
+end
+
+-- Remove rows from index `keep` on and everything that hung on them; returns
+-- how many of the removed rows were not context rows. Needs first <= keep <= count.
+local function cut(keep, first, count)
+  local removed_ui = 0
+  if keep < count then
+    for _, row in ipairs(redis.call('LRANGE', ROWS, keep - first, -1)) do
+      if string.sub(row, 1, 1) ~= 'c' then
+        removed_ui = removed_ui + 1
+      end
+    end
+    if keep == first then
+      redis.call('DEL', ROWS)
+    else
+      redis.call('LTRIM', ROWS, 0, keep - first - 1)
+    end
+  end
+  redis.call('ZREMRANGEBYSCORE', CTXD, keep, '+inf')
+  redis.call('ZREMRANGEBYSCORE', LATED, keep, '+inf')
+  for _, pair in ipairs({{CKPT, CKPTN}, {CMT, CMTN}}) do
+    for _, id in ipairs(redis.call('ZRANGEBYSCORE', pair[2], '(' .. keep, '+inf')) do
+      redis.call('HDEL', pair[1], id)
+    end
+    redis.call('ZREMRANGEBYSCORE', pair[2], '(' .. keep, '+inf')
+  end
+  return removed_ui
+end
+
+local function push_rows(from, n)
+  local i = from
+  while i < from + n do
+    local last = math.min(i + 499, from + n - 1)
+    redis.call('RPUSH', ROWS, unpack(ARGV, i, last))
+    i = last + 1
+  end
+end

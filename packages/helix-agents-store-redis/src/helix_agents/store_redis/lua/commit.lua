@@ -1,0 +1,144 @@
+-- append_messages: SPEC §5, check by check, before the first write.
+-- ARGV[5..]: has commit id, commit id, starts a run, run id, rewind_to (-1 none),
+-- has fence, fence run id, expected count (-1 none), max_messages (0 none),
+-- row count n, non-context row count, n rows ('c' or 'm' + JSON), then the
+-- context deliveries (count, then key/offset pairs) and the late ones likewise.
+local has_cid, cid = ARGV[5] == '1', ARGV[6]
+local starting, run_id, rewind = ARGV[7] == '1', ARGV[8], tonumber(ARGV[9])
+local fenced, fence = ARGV[10] == '1', ARGV[11]
+local expect, max_messages = tonumber(ARGV[12]), tonumber(ARGV[13])
+local n, n_ui = tonumber(ARGV[14]), tonumber(ARGV[15])
+local ctx_at = 17 + n
+local n_ctx = tonumber(ARGV[ctx_at - 1])
+local late_at = ctx_at + 2 * n_ctx + 1
+local n_late = tonumber(ARGV[late_at - 1])
+
+-- 1. the session exists; a commit id that already landed replays.
+if redis.call('EXISTS', META) == 0 then
+  return {'nf'}
+end
+local m = redis.call('HMGET', META, 'count', 'first', 'ui', 'la', 'ukey')
+local count, first, ui = tonumber(m[1]), tonumber(m[2]), tonumber(m[3])
+if has_cid then
+  local landed_as = redis.call('HGET', CMT, cid)
+  if landed_as then
+    local sep = string.find(landed_as, ':', 1, true)
+    return {'ok', tonumber(m[4]), m[5] or '', tonumber(string.sub(landed_as, 1, sep - 1)),
+      tonumber(string.sub(landed_as, sep + 1)), 1}
+  end
+end
+
+-- What the client needs to rebuild core's CommitState and raise its error.
+local function deliveries_state(hash, zset, at, k)
+  local out = {}
+  for j = 0, k - 1 do
+    local key = ARGV[at + 2 * j]
+    out[#out + 1] = redis.call('HEXISTS', hash, key)
+    out[#out + 1] = redis.call('ZSCORE', zset, key)
+  end
+  return out
+end
+
+local function refuse_commit(code)
+  local used = 0
+  if starting then
+    used = redis.call('SISMEMBER', RUNS, run_id)
+  end
+  local extra = {used}
+  for _, v in ipairs(deliveries_state(CTX, CTXD, ctx_at, n_ctx)) do extra[#extra + 1] = v end
+  for _, v in ipairs(deliveries_state(LATE, LATED, late_at, n_late)) do extra[#extra + 1] = v end
+  return refuse(code, unpack(extra))
+end
+
+-- 2. well formed: offsets, rewind_to, start + fence, run id reuse.
+for _, span in ipairs({{ctx_at, n_ctx}, {late_at, n_late}}) do
+  for j = 0, span[2] - 1 do
+    local offset = tonumber(ARGV[span[1] + 2 * j + 1])
+    if offset < 0 or offset >= n then
+      return refuse_commit('invalid')
+    end
+  end
+end
+if starting then
+  if rewind >= 0 and rewind > count then
+    return refuse_commit('invalid')
+  end
+  if fenced or redis.call('SISMEMBER', RUNS, run_id) == 1 then
+    return refuse_commit('invalid')
+  end
+end
+
+-- 3. the fence; 4. the expected count (ignored when a run starts).
+if fenced and not fence_ok(fence) then
+  return refuse_commit('fence')
+end
+if not starting and expect >= 0 and expect ~= count then
+  return refuse_commit('count')
+end
+
+-- 5. the deliveries: queued, not delivered (or delivered beyond the rewind), named once.
+local reopened = -1
+if starting then
+  reopened = rewind
+end
+local function deliverable(hash, zset, at, k)
+  local seen = {}
+  for j = 0, k - 1 do
+    local key = ARGV[at + 2 * j]
+    if seen[key] or redis.call('HEXISTS', hash, key) == 0 then
+      return false
+    end
+    seen[key] = true
+    local index = redis.call('ZSCORE', zset, key)
+    if index and (reopened < 0 or tonumber(index) < reopened) then
+      return false
+    end
+  end
+  return true
+end
+if not deliverable(CTX, CTXD, ctx_at, n_ctx) then
+  return refuse_commit('ctx')
+end
+if not deliverable(LATE, LATED, late_at, n_late) then
+  return refuse_commit('late')
+end
+if starting and rewind >= 0 and rewind < first then
+  return refuse('retained', rewind)
+end
+
+-- Every check passed: write it all.
+if starting and rewind >= 0 then
+  ui = ui - cut(rewind, first, count)
+  count = rewind
+end
+if starting then
+  redis.call('HSET', META, 'run_id', run_id, 'run_status', 'live', 'run_started', int(NOW))
+  redis.call('HDEL', META, 'run_ended')
+  redis.call('SADD', RUNS, run_id)
+end
+local base = count
+push_rows(16, n)
+count = count + n
+ui = ui + n_ui
+for _, span in ipairs({{CTXD, ctx_at, n_ctx}, {LATED, late_at, n_late}}) do
+  for j = 0, span[3] - 1 do
+    local at = span[2] + 2 * j
+    redis.call('ZADD', span[1], base + tonumber(ARGV[at + 1]), ARGV[at])
+  end
+end
+if has_cid then
+  redis.call('HSET', CMT, cid, int(base) .. ':' .. int(count))
+  redis.call('ZADD', CMTN, count, cid)
+end
+-- Retention keeps the newest max_messages rows; indexes stay absolute.
+if max_messages > 0 then
+  local len = count - first
+  if len > max_messages then
+    redis.call('LTRIM', ROWS, len - max_messages, -1)
+    first = count - max_messages
+  end
+end
+redis.call('HSET', META, 'count', count, 'first', first, 'ui', ui)
+local reply = landed(next_activity(), 'LT')
+reply[4], reply[5], reply[6] = base, count, 0
+return reply

@@ -1,0 +1,193 @@
+"""``RedisStateStore``: sessions on Redis or Redis Cluster, every write one Lua script."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from helix_agents.core import (
+    CommitResult,
+    Message,
+    MessageCommit,
+    MessagePage,
+    PageOrder,
+    RunStatus,
+    ValidationError,
+    check_finish_status,
+    check_keep,
+    check_limit,
+    coerce,
+    decode_message_cursor,
+    encode_message_cursor,
+)
+
+from ._codec import pack_row, unpack_row
+from ._config import split_store_options
+from ._errors import DRIVER_ERRORS, Refusal, not_found, raise_commit_refusal, unavailable
+from ._listing import ListingMixin
+from ._records import RecordsMixin, fence_args
+from ._sessions import SessionsMixin
+
+__all__ = ["RedisStateStore", "open_url"]
+
+
+class RedisStateStore(SessionsMixin, RecordsMixin, ListingMixin):
+    """Session state in Redis (standalone, or a Redis Cluster), through ``redis.asyncio``.
+
+    Build it from a URL (``redis://``, ``rediss://``, ``redis+cluster://h:p,h:p``;
+    the store then owns and closes its client) or around a ``client`` you own.
+    Options: ``key_prefix`` and ``namespace`` (keys live under
+    ``<key_prefix>:<namespace>:``), ``idle_ttl`` (seconds or a timedelta: a
+    session untouched that long expires whole), ``max_messages`` (retention),
+    ``clock``; any other keyword goes to the redis-py client.
+    """
+
+    # Rows
+
+    async def append_messages(self, session_id: str, commit: MessageCommit) -> CommitResult:
+        """Append rows with the checks and deliveries of the commit, in one script."""
+        try:
+            commit = coerce(MessageCommit, commit, session_id)
+        except ValidationError:
+            await self._require(session_id)
+            raise
+        start = commit.start_run
+        rows = [pack_row(m) for m in commit.messages]
+        ctx = [v for d in commit.deliver_context_items for v in (d.key, d.row_offset)]
+        late = [v for d in commit.deliver_late_answers for v in (d.call_id, d.row_offset)]
+        args = [
+            *self._common(session_id),
+            *(["0", ""] if commit.commit_id is None else ["1", commit.commit_id]),
+            *(
+                ["0", "", -1]
+                if start is None
+                else ["1", start.run_id, -1 if start.rewind_to is None else start.rewind_to]
+            ),
+            *fence_args(commit.fence_run_id),
+            -1 if commit.expect_message_count is None else commit.expect_message_count,
+            self.options.max_messages or 0,
+            len(rows),
+            sum(m.role != "context" for m in commit.messages),
+            *rows,
+            len(ctx) // 2,
+            *ctx,
+            len(late) // 2,
+            *late,
+        ]
+        reply = await self._run("commit", session_id, args, write=True)
+        if reply[0] != "ok":
+            raise_commit_refusal(session_id, commit, reply)
+        await self._after(session_id, reply)
+        return CommitResult(
+            first_index=int(reply[3]), message_count=int(reply[4]), replayed=bool(int(reply[5]))
+        )
+
+    async def get_messages(self, session_id: str, *, limit: int | None = None) -> list[Message]:
+        """Rows oldest first; ``limit`` keeps the last N."""
+        if limit is not None:
+            try:
+                check_limit(session_id, "limit", limit, 0, 2**62)
+            except ValidationError:
+                await self._require(session_id)
+                raise
+        reply = await self._run("r_tail", session_id, [-1 if limit is None else limit], write=False)
+        return [unpack_row(row) for row in reply[1]]
+
+    async def _meta_field(self, session_id: str, field: str) -> int:
+        client, _ = self._live()
+        if not isinstance(session_id, str) or not session_id:
+            raise not_found(session_id)
+        try:
+            value = await client.hget(self.options.keys.meta(session_id), field)
+        except DRIVER_ERRORS as exc:
+            raise unavailable(exc, session_id, write=False) from None
+        if value is None:
+            raise not_found(session_id)
+        return int(value)
+
+    async def get_message_count(self, session_id: str) -> int:
+        """All rows, context rows included."""
+        return await self._meta_field(session_id, "count")
+
+    async def get_ui_message_count(self, session_id: str) -> int:
+        """Rows that are not context rows (those dropped by retention included)."""
+        return await self._meta_field(session_id, "ui")
+
+    async def page_messages(
+        self,
+        session_id: str,
+        *,
+        limit: int = 50,
+        cursor: str | None = None,
+        order: PageOrder = "asc",
+    ) -> MessagePage:
+        """A page of rows in ``order``; ``next_cursor`` is ``None`` at the end."""
+        try:
+            check_limit(session_id, "limit", limit, 1, 500)
+            if order not in ("asc", "desc"):
+                raise ValidationError(
+                    f"session {session_id!r}: order {order!r} is not 'asc' or 'desc'",
+                    session_id=session_id,
+                )
+            start = None if cursor is None else decode_message_cursor(session_id, order, cursor)
+        except ValidationError:
+            await self._require(session_id)
+            raise
+        reply = await self._run(
+            "r_page", session_id, [order, -1 if start is None else start, limit], write=False
+        )
+        lo, hi, first, count = (int(v) for v in reply[1:5])
+        rows = [unpack_row(row) for row in reply[5]]
+        if order == "asc":
+            more, nxt = hi < count, hi
+        else:
+            rows.reverse()
+            more, nxt = lo > first, lo
+        next_cursor = encode_message_cursor(session_id, order, nxt) if more else None
+        return MessagePage(messages=tuple(rows), next_cursor=next_cursor)
+
+    async def truncate_messages(
+        self, session_id: str, keep: int, *, fence_run_id: str | None = None
+    ) -> None:
+        """Drop rows at index >= ``keep``, re-opening the items they delivered."""
+        if isinstance(keep, bool) or not isinstance(keep, int):
+            await self._require(session_id)
+            check_keep(session_id, keep, 0)
+        reply = await self._run(
+            "truncate",
+            session_id,
+            [*self._common(session_id), keep, *fence_args(fence_run_id)],
+            write=True,
+        )
+        if reply[0] != "ok":
+            Refusal.parse(reply).raise_error(session_id, fence_run_id=fence_run_id, keep=keep)
+        await self._after(session_id, reply)
+
+    async def is_truncated(self, session_id: str) -> bool:
+        """Whether retention has dropped old rows."""
+        return await self._meta_field(session_id, "first") > 0
+
+    # Runs
+
+    async def finish_run(self, session_id: str, run_id: str, status: RunStatus) -> None:
+        """End the current live run with ``status``."""
+        try:
+            check_finish_status(session_id, status)
+        except ValidationError:
+            await self._require(session_id)
+            raise
+        reply = await self._run(
+            "finish", session_id, [*self._common(session_id), run_id, status], write=True
+        )
+        if reply[0] != "ok":
+            Refusal.parse(reply).raise_error(session_id, fence_run_id=run_id)
+        await self._after(session_id, reply)
+
+
+def open_url(url: str, *, namespace: str | None = None, **options: Any) -> RedisStateStore:
+    """The entry point of ``redis://``, ``rediss://`` and ``redis+cluster://h:p,h:p`` URLs.
+
+    ``key_prefix``, ``idle_ttl`` and ``max_messages`` may also come as URL query
+    arguments; keyword options win.
+    """
+    plain, from_query = split_store_options(url)
+    return RedisStateStore(plain, namespace=namespace, **{**from_query, **options})

@@ -1,0 +1,120 @@
+"""One commit is one round trip: one EVALSHA, counted by the client and by the server."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+import redis.asyncio as aredis
+
+from helix_agents.core import (
+    ChatMessage,
+    ContextItem,
+    ContextItemDelivery,
+    ContextMessage,
+    MessageCommit,
+    StartRun,
+    StoredContextItem,
+)
+from helix_agents.store_redis import RedisStateStore
+
+pytestmark = pytest.mark.anyio
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class CountingConnection(aredis.Connection):
+    """A real connection that records every write it makes to the socket."""
+
+    writes: list[bytes]
+
+    async def send_packed_command(
+        self, command: bytes | str | Iterable[bytes], check_health: bool = True
+    ) -> None:
+        chunks = [command] if isinstance(command, (bytes, str)) else list(command)
+        type(self).writes.append(
+            b"".join(c if isinstance(c, bytes) else c.encode() for c in chunks)
+        )
+        await super().send_packed_command(command, check_health)
+
+
+async def evalsha_calls(urls: list[str]) -> int:
+    """EVALSHA calls so far on the servers at ``urls`` (a script cannot call EVALSHA itself)."""
+    total = 0
+    for url in urls:
+        async with aredis.Redis.from_url(url) as node:
+            stats: dict[str, Any] = await node.info("commandstats")
+        total += int(stats.get("cmdstat_evalsha", {}).get("calls", 0))
+    return total
+
+
+async def monitored(monitor: Any, sentinel: str) -> list[str]:
+    """The commands clients sent (not those scripts ran) until ``ECHO sentinel``."""
+    sent: list[str] = []
+    async for line in monitor.listen():
+        if line["client_type"] == "lua":
+            continue
+        if line["command"] == f"ECHO {sentinel}":
+            return sent
+        sent.append(line["command"].split(" ")[0])
+    raise AssertionError("MONITOR ended early")
+
+
+async def prepared(store: RedisStateStore, user_id: str | None) -> tuple[str, MessageCommit]:
+    """A session and a commit that uses every check: run start, rewind, deliveries, commit id."""
+    sid = (await store.create_session(user_id=user_id)).id
+    item = StoredContextItem(key="k", item=ContextItem(kind="instruction", content="c"), at=T0)
+    await store.record_context_item(sid, item)
+    await store.append_messages(
+        sid, MessageCommit(messages=(ChatMessage(role="user", content="a"),))
+    )
+    commit = MessageCommit(
+        messages=(
+            ChatMessage(role="user", content="b"),
+            ContextMessage(kind="instruction", content="c"),
+        ),
+        start_run=StartRun(run_id="r1", rewind_to=1),
+        deliver_context_items=(ContextItemDelivery(key="k", row_offset=1),),
+        commit_id="turn-1",
+    )
+    return sid, commit
+
+
+async def test_a_commit_is_one_write_on_the_socket_and_one_command_on_the_server(
+    private_factory: Callable[..., RedisStateStore], private_redis_url: str
+) -> None:
+    CountingConnection.writes = []
+    async with (
+        private_factory(connection_class=CountingConnection) as store,
+        aredis.Redis.from_url(private_redis_url, decode_responses=True) as admin,
+        aredis.Redis.from_url(private_redis_url, decode_responses=True) as watcher,
+    ):
+        sid, commit = await prepared(store, "u")
+        CountingConnection.writes.clear()
+        await admin.ping()  # its connection is open before MONITOR starts listening
+        async with watcher.monitor() as monitor:
+            result = await store.append_messages(sid, commit)
+            await admin.echo("helix-sentinel")
+            sent = await monitored(monitor, "helix-sentinel")
+        assert (result.first_index, result.message_count) == (1, 3)
+        assert len(CountingConnection.writes) == 1
+        assert CountingConnection.writes[0].split(b"\r\n")[2] == b"EVALSHA"
+        assert sent == ["EVALSHA"]
+
+
+async def test_on_a_cluster_the_listing_takes_one_more_command(
+    cluster_factory: Callable[..., RedisStateStore], redis_cluster_url: str
+) -> None:
+    nodes = [f"redis://{n}" for n in redis_cluster_url.removeprefix("redis+cluster://").split(",")]
+    async with cluster_factory() as store:
+        for user_id, calls in ((None, 1), ("u", 2)):
+            sid, commit = await prepared(store, user_id)
+            before = await evalsha_calls(nodes)
+            await store.append_messages(sid, commit)
+            assert await evalsha_calls(nodes) - before == calls

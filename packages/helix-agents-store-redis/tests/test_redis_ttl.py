@@ -1,0 +1,126 @@
+"""The idle TTL: a session untouched for ``idle_ttl`` expires whole, and nothing else does."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import anyio
+import pytest
+
+from helix_agents.core import (
+    ChatMessage,
+    Checkpoint,
+    ContextItem,
+    ContextItemDelivery,
+    ContextMessage,
+    LateAnswer,
+    LateAnswerDelivery,
+    MessageCommit,
+    PendingApproval,
+    SessionNotFoundError,
+    StartRun,
+    StoredContextItem,
+)
+from helix_agents.store_redis import RedisStateStore
+from helix_agents.store_redis._keys import SESSION_KEYS
+
+pytestmark = pytest.mark.anyio
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def fill_every_key(store: RedisStateStore, sid: str, user_id: str) -> None:
+    """A session with something in each of its keys."""
+    await store.create_session(sid, user_id=user_id)
+    for key in ("k1", "k2"):
+        item = ContextItem(kind="instruction", content=key)
+        await store.record_context_item(sid, StoredContextItem(key=key, item=item, at=T0))
+        await store.record_late_answer(
+            sid, LateAnswer(call_id=key, tool_name="t", output=key, at=T0)
+        )
+    commit = MessageCommit(
+        messages=(
+            ChatMessage(role="user", content="hi"),
+            ContextMessage(kind="notice", content="n"),
+        ),
+        start_run=StartRun(run_id="r1"),
+        deliver_context_items=(ContextItemDelivery(key="k1", row_offset=1),),
+        deliver_late_answers=(LateAnswerDelivery(call_id="k1", row_offset=0),),
+        commit_id="c1",
+    )
+    await store.append_messages(sid, commit)
+    approvals = [
+        PendingApproval(approval_id=a, tool_name="t", tool_call_id=a, input={}, requested_at=T0)
+        for a in ("a1", "a2")
+    ]
+    await store.add_pending_approvals(sid, approvals)
+    await store.resolve_approval(sid, "a1")
+    checkpoint = Checkpoint(
+        checkpoint_id="cp", run_id="r1", message_count=2, state={}, created_at=T0
+    )
+    await store.save_checkpoint(sid, checkpoint)
+
+
+async def key_ttls(store: RedisStateStore, sid: str) -> dict[str, int]:
+    """PTTL of each of the session's keys (-2 = gone, -1 = no expiry)."""
+    keys = store.options.keys.session(sid)
+    return {
+        suffix: await store.client.pttl(key) for suffix, key in zip(SESSION_KEYS, keys, strict=True)
+    }
+
+
+@pytest.mark.parametrize("where", ["standalone", "cluster"])
+async def test_idle_ttl_expires_the_whole_idle_session_and_nothing_else(
+    where: str, request: pytest.FixtureRequest
+) -> None:
+    factory: Callable[..., RedisStateStore] = request.getfixturevalue(f"{where}_factory")
+    async with factory(idle_ttl=1.0) as store, factory() as forever:
+        await fill_every_key(store, "idle", "u")
+        await fill_every_key(store, "busy", "u")
+        await forever.create_session("kept", user_id="u")
+        ttls = await key_ttls(store, "idle")
+        assert all(0 < ttl <= 1000 for ttl in ttls.values()), ttls  # every key, one deadline
+        assert await store.client.pttl(store.options.keys.meta("kept")) == -1
+        # "busy" keeps writing; "idle" and "kept" are left alone for 1.6 s.
+        with anyio.move_on_after(1.6):
+            while True:
+                await store.append_messages("busy", MessageCommit())
+                await anyio.sleep(0.2)
+        assert set((await key_ttls(store, "idle")).values()) == {-2}
+        assert await store.get_session("idle") is None
+        with pytest.raises(SessionNotFoundError):
+            await store.get_messages("idle")
+        assert all(ttl > 0 for ttl in (await key_ttls(store, "busy")).values())
+        assert await store.get_message_count("busy") == 2
+        assert [i.key for i in await store.list_undelivered_context_items("busy")] == ["k2"]
+        assert [a.approval_id for a in await store.list_pending_approvals("busy")] == ["a2"]
+        assert await store.get_checkpoint("busy", "cp") is not None
+        assert await forever.get_session("kept") is not None
+        # The listing skips the expired session and prunes its index entry.
+        index = store.options.keys.user("u")
+        assert await store.client.zscore(index, "idle") is not None
+        listed = await store.list_sessions("u")
+        assert [s.id for s in listed.sessions] == ["busy", "kept"]
+        assert await store.client.zscore(index, "idle") is None
+        # The id is free again, and the new session inherits nothing.
+        await store.create_session("idle", user_id="u")
+        assert await store.get_message_count("idle") == 0
+        assert await store.list_pending_approvals("idle") == []
+
+
+async def test_a_write_without_idle_ttl_makes_the_whole_session_persistent(
+    standalone_factory: Callable[..., RedisStateStore],
+) -> None:
+    async with standalone_factory(idle_ttl=60) as expiring, standalone_factory() as keeping:
+        await fill_every_key(expiring, "s", "u")
+        assert all(ttl > 0 for ttl in (await key_ttls(expiring, "s")).values())
+        await keeping.append_messages("s", MessageCommit())
+        assert set((await key_ttls(keeping, "s")).values()) == {-1}
+        assert await keeping.client.pttl(keeping.options.keys.user("u")) == -1
+        await expiring.append_messages("s", MessageCommit())
+        assert all(0 < ttl <= 60_000 for ttl in (await key_ttls(expiring, "s")).values())
