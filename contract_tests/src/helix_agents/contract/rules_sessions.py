@@ -77,6 +77,10 @@ class SessionRules:
         for s in minted:
             assert await store.get_session(s.id) == s
         assert await store.get_session("never-created") is None
+        for bad_id, bad_meta in (("", None), ("s-bad", {"not json": object()}), ("s-bad", [1])):
+            with pytest.raises(ValidationError):
+                await store.create_session(bad_id, metadata=bad_meta)  # type: ignore[arg-type]
+        assert await store.get_session("s-bad") is None
 
     @rule("SES-2")
     async def test_SES_2_existing_id_refused(self, store: SessionStateStore) -> None:

@@ -7,6 +7,7 @@ order of checks (SPEC §5) and each rule live in one place.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -22,7 +23,7 @@ from .errors import (
     SessionNotFoundError,
     ValidationError,
 )
-from .messages import Message, describe
+from .messages import JsonObject, Message, describe
 from .models import (
     CommitResult,
     LateAnswer,
@@ -38,12 +39,16 @@ __all__ = [
     "assert_deliverable",
     "assert_delivery_offsets",
     "assert_fence",
+    "assert_retained",
+    "check_checkpoint_count",
     "check_commit",
     "check_finish_status",
     "check_keep",
     "check_limit",
+    "check_new_session",
     "coerce",
     "commit_survives",
+    "new_session_id",
     "next_activity",
     "reopen_on_truncate",
     "undelivered_in_order",
@@ -53,6 +58,7 @@ FINISH_STATUSES: frozenset[RunStatus] = frozenset(
     {"completed", "failed", "cancelled", "awaiting_approval"}
 )
 _T = TypeVar("_T")
+_metadata: pydantic.TypeAdapter[JsonObject] = pydantic.TypeAdapter(JsonObject)
 _M = TypeVar("_M", bound=pydantic.BaseModel)
 
 
@@ -286,6 +292,53 @@ def check_finish_status(session_id: str, status: str) -> None:
             f"({', '.join(sorted(FINISH_STATUSES))})",
             session_id=session_id,
         )
+
+
+def assert_retained(session_id: str, keep: int, first_index: int, message_count: int) -> None:
+    """A truncate, rewind or clone cannot cut below the first row retention kept (MSG-5)."""
+    if keep < first_index:
+        raise ValidationError(
+            f"session {session_id!r}: rows below {first_index} were dropped by retention; "
+            f"keep must be in {first_index}..{message_count}",
+            session_id=session_id,
+        )
+
+
+def check_checkpoint_count(
+    session_id: str, checkpoint_id: str, checkpoint_count: int, message_count: int
+) -> None:
+    """A checkpoint cannot point past the session's rows (CKP-2)."""
+    if checkpoint_count > message_count:
+        raise ValidationError(
+            f"session {session_id!r}: checkpoint {checkpoint_id!r} has message_count "
+            f"{checkpoint_count}, above the session's {message_count}",
+            session_id=session_id,
+        )
+
+
+def new_session_id(session_id: str | None) -> str:
+    """``session_id``, or a fresh unique id; anything but a non-empty string is refused."""
+    sid = session_id if session_id is not None else uuid.uuid4().hex
+    if not isinstance(sid, str) or not sid:
+        raise ValidationError(f"session id {sid!r} must be a non-empty string")
+    return sid
+
+
+def check_new_session(
+    session_id: str | None, user_id: str | None, metadata: JsonObject | None
+) -> tuple[str, JsonObject]:
+    """The id (minted when ``None``) and metadata of a session to create, validated."""
+    sid = new_session_id(session_id)
+    if user_id is not None and not isinstance(user_id, str):
+        raise ValidationError(
+            f"session {sid!r}: user_id {user_id!r} must be a string", session_id=sid
+        )
+    try:
+        return sid, _metadata.validate_python(metadata or {})
+    except pydantic.ValidationError:
+        raise ValidationError(
+            f"session {sid!r}: metadata must be a JSON object", session_id=sid
+        ) from None
 
 
 def next_activity(previous: datetime | None, now: datetime) -> datetime:

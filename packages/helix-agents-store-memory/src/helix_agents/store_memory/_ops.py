@@ -8,7 +8,7 @@ from helix_agents.core import (
     CommitPlan,
     CommitState,
     RunInfo,
-    ValidationError,
+    assert_retained,
     commit_survives,
     dump_message,
     reopen_on_truncate,
@@ -33,12 +33,7 @@ def commit_state(session: SessionData, commit_id: str | None) -> CommitState:
 
 def cut_rows(session: SessionData, keep: int) -> None:
     """Drop rows at index >= ``keep`` and everything that hung on them (MSG-4, CI-6, IDEM-2)."""
-    if keep < session.first_index:
-        raise ValidationError(
-            f"session {session.id!r}: rows below {session.first_index} were dropped by "
-            f"retention; keep must be in {session.first_index}..{session.message_count}",
-            session_id=session.id,
-        )
+    assert_retained(session.id, keep, session.first_index, session.message_count)
     cut = keep - session.first_index
     del session.rows[cut:]
     del session.context_flags[cut:]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -34,15 +33,18 @@ from helix_agents.core import (
     StoreUnavailableError,
     ValidationError,
     assert_fence,
+    check_checkpoint_count,
     check_commit,
     check_finish_status,
     check_keep,
     check_limit,
+    check_new_session,
     coerce,
     decode_message_cursor,
     decode_sessions_cursor,
     encode_message_cursor,
     encode_sessions_cursor,
+    new_session_id,
     next_activity,
     parse_message,
     undelivered_in_order,
@@ -126,15 +128,7 @@ class MemoryStateStore:
         metadata: JsonObject | None = None,
     ) -> SessionInfo:
         """Create a session; mint a unique id when none is given."""
-        sid = session_id if session_id is not None else uuid.uuid4().hex
-        if not isinstance(sid, str) or not sid:
-            raise ValidationError(f"session id {sid!r} must be a non-empty string")
-        try:
-            meta = _metadata.validate_python(metadata or {})
-        except pydantic.ValidationError:
-            raise ValidationError(
-                f"session {sid!r}: metadata must be a JSON object", session_id=sid
-            ) from None
+        sid, meta = check_new_session(session_id, user_id, metadata)
         now = self._clock()
         return self._insert(SessionData(sid, user_id, now, now, meta))
 
@@ -190,9 +184,10 @@ class MemoryStateStore:
             rows = [dict(r) for r in src.rows[:cut]]
             flags = src.context_flags[:cut]
             checkpoints = [cp for cp in src.checkpoints.values() if cp.message_count <= end]
+            target = new_session_id(target_id)
             now = self._clock()
             clone = SessionData(
-                target_id if target_id is not None else uuid.uuid4().hex,
+                target,
                 src.user_id,
                 now,
                 now,
@@ -203,8 +198,6 @@ class MemoryStateStore:
                 dropped_ui=src.dropped_ui,
                 checkpoints={cp.checkpoint_id: cp.model_copy(deep=True) for cp in checkpoints},
             )
-        if not clone.id or not isinstance(clone.id, str):
-            raise ValidationError(f"session id {clone.id!r} must be a non-empty string")
         return self._insert(clone)
 
     async def list_sessions(
@@ -416,13 +409,12 @@ class MemoryStateStore:
         """Save a checkpoint, once per id."""
         with self._session(session_id) as session:
             checkpoint = coerce(Checkpoint, checkpoint, session_id)
-            if checkpoint.message_count > session.message_count:
-                raise ValidationError(
-                    f"session {session_id!r}: checkpoint {checkpoint.checkpoint_id!r} has "
-                    f"message_count {checkpoint.message_count}, above the session's "
-                    f"{session.message_count}",
-                    session_id=session_id,
-                )
+            check_checkpoint_count(
+                session_id,
+                checkpoint.checkpoint_id,
+                checkpoint.message_count,
+                session.message_count,
+            )
             assert_fence(session_id, fence_run_id, session.current_run)
             if checkpoint.checkpoint_id in session.checkpoints:
                 return RecordResult(recorded=False)

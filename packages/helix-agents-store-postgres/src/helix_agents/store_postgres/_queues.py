@@ -15,8 +15,8 @@ from helix_agents.core import (
     PendingApproval,
     RecordResult,
     StoredContextItem,
-    ValidationError,
     assert_fence,
+    check_checkpoint_count,
     coerce,
 )
 
@@ -195,13 +195,9 @@ class QueuesMixin(StoreBase):
         if "refused" in doc:
 
             def in_range(snap: Snapshot) -> None:
-                if cp.message_count > snap.message_count:
-                    raise ValidationError(
-                        f"session {session_id!r}: checkpoint {cp.checkpoint_id!r} has "
-                        f"message_count {cp.message_count}, above the session's "
-                        f"{snap.message_count}",
-                        session_id=session_id,
-                    )
+                check_checkpoint_count(
+                    session_id, cp.checkpoint_id, cp.message_count, snap.message_count
+                )
 
             refuse(
                 session_id,

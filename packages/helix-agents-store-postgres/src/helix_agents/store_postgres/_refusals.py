@@ -25,6 +25,9 @@ from helix_agents.core import (
     StateStoreError,
     ValidationError,
 )
+from helix_agents.core import (
+    assert_retained as core_assert_retained,
+)
 
 __all__ = ["Snapshot", "assert_retained", "refuse"]
 
@@ -90,9 +93,4 @@ def refuse(session_id: str, doc: dict[str, Any], *checks: Check) -> NoReturn:
 
 def assert_retained(session_id: str, keep: int, snapshot: Snapshot) -> None:
     """A truncate or rewind to ``keep`` rows cannot reach below the rows retention kept."""
-    if keep < snapshot.first_index:
-        raise ValidationError(
-            f"session {session_id!r}: rows below {snapshot.first_index} were dropped by "
-            f"retention; keep must be in {snapshot.first_index}..{snapshot.message_count}",
-            session_id=session_id,
-        )
+    core_assert_retained(session_id, keep, snapshot.first_index, snapshot.message_count)

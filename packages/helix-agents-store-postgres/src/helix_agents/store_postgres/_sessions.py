@@ -6,8 +6,6 @@ import json
 import uuid
 from typing import Any
 
-import pydantic
-
 from helix_agents.core import (
     JsonObject,
     SessionExistsError,
@@ -16,6 +14,7 @@ from helix_agents.core import (
     SessionSummary,
     ValidationError,
     check_limit,
+    check_new_session,
     decode_sessions_cursor,
     encode_sessions_cursor,
 )
@@ -25,8 +24,6 @@ from ._base import StoreBase, big
 from ._refusals import Snapshot, refuse
 
 __all__ = ["SessionsMixin"]
-
-_metadata = pydantic.TypeAdapter(dict[str, pydantic.JsonValue])
 
 
 class SessionsMixin(StoreBase):
@@ -41,15 +38,7 @@ class SessionsMixin(StoreBase):
     ) -> SessionInfo:
         """Create a session; mint a unique id when none is given."""
         self._ensure_open("create_session", session_id)
-        sid = session_id if session_id is not None else uuid.uuid4().hex
-        if not isinstance(sid, str) or not sid:
-            raise ValidationError(f"session id {sid!r} must be a non-empty string")
-        try:
-            meta = _metadata.validate_python(metadata or {})
-        except pydantic.ValidationError:
-            raise ValidationError(
-                f"session {sid!r}: metadata must be a JSON object", session_id=sid
-            ) from None
+        sid, meta = check_new_session(session_id, user_id, metadata)
         now = self._clock()
         info = SessionInfo(
             id=sid,

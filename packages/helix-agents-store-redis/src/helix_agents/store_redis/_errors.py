@@ -21,8 +21,9 @@ from helix_agents.core import (
     SessionNotFoundError,
     StateStoreError,
     StoreUnavailableError,
-    ValidationError,
     assert_fence,
+    assert_retained,
+    check_checkpoint_count,
     check_commit,
     check_keep,
 )
@@ -86,18 +87,10 @@ class Refusal:
             assert_fence(session_id, fence_run_id, self.run)
         elif self.code == "keep" and keep is not None:
             check_keep(session_id, keep, self.count)
-        elif self.code == "retained":
-            raise ValidationError(
-                f"session {session_id!r}: rows below {self.first} were dropped by retention; "
-                f"keep must be in {self.first}..{self.count}",
-                session_id=session_id,
-            )
+        elif self.code == "retained" and keep is not None:
+            assert_retained(session_id, keep, self.first, self.count)
         elif self.code == "checkpoint" and checkpoint is not None:
-            raise ValidationError(
-                f"session {session_id!r}: checkpoint {checkpoint[0]!r} has message_count "
-                f"{checkpoint[1]}, above the session's {self.count}",
-                session_id=session_id,
-            )
+            check_checkpoint_count(session_id, checkpoint[0], checkpoint[1], self.count)
         elif self.code == "approval":
             raise ApprovalNotFoundError(
                 f"session {session_id!r}: no approval {what!r}", session_id=session_id

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 import pydantic
@@ -12,8 +11,9 @@ from helix_agents.core import (
     SessionExistsError,
     SessionInfo,
     SessionNotFoundError,
-    ValidationError,
     check_limit,
+    check_new_session,
+    new_session_id,
 )
 
 from ._base import StoreBase
@@ -36,17 +36,7 @@ class SessionsMixin(StoreBase):
         metadata: JsonObject | None = None,
     ) -> SessionInfo:
         """Create a session; mint a unique id when none is given."""
-        sid = session_id if session_id is not None else uuid.uuid4().hex
-        if not isinstance(sid, str) or not sid:
-            raise ValidationError(f"session id {sid!r} must be a non-empty string")
-        if user_id is not None and not isinstance(user_id, str):
-            raise ValidationError(f"session {sid!r}: user_id {user_id!r} must be a string")
-        try:
-            meta = _metadata.validate_python(metadata or {})
-        except pydantic.ValidationError:
-            raise ValidationError(
-                f"session {sid!r}: metadata must be a JSON object", session_id=sid
-            ) from None
+        sid, meta = check_new_session(session_id, user_id, metadata)
         return await self._create(sid, user_id, meta, (0, 0, 0), [], [])
 
     async def _create(
@@ -142,9 +132,7 @@ class SessionsMixin(StoreBase):
             reply[6],
             reply[7],
         )
-        sid = target_id if target_id is not None else uuid.uuid4().hex
-        if not isinstance(sid, str) or not sid:
-            raise ValidationError(f"session id {sid!r} must be a non-empty string")
+        sid = new_session_id(target_id)
         count = first + len(rows)
         meta = _metadata.validate_json(md)
         return await self._create(sid, user_id, meta, (first, count, ui), rows, checkpoints)

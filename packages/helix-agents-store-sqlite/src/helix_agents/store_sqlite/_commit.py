@@ -17,7 +17,7 @@ from helix_agents.core import (
     CommitState,
     MessageCommit,
     RunInfo,
-    ValidationError,
+    assert_retained,
     check_commit,
     coerce,
     commit_survives,
@@ -160,12 +160,7 @@ def cut_rows(db: sqlite3.Connection, row: SessionRow, keep: int) -> None:
     Updates ``row``'s counters; the caller writes them back.
     """
     sid = row.id
-    if keep < row.first_index:
-        raise ValidationError(
-            f"session {sid!r}: rows below {row.first_index} were dropped by "
-            f"retention; keep must be in {row.first_index}..{row.message_count}",
-            session_id=sid,
-        )
+    assert_retained(sid, keep, row.first_index, row.message_count)
     removed_ui = db.execute(
         "SELECT count(*) FROM __agents_messages "
         "WHERE session_id = ? AND idx >= ? AND is_context = 0",

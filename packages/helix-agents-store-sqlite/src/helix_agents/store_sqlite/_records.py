@@ -19,8 +19,8 @@ from helix_agents.core import (
     PendingApproval,
     RecordResult,
     StoredContextItem,
-    ValidationError,
     assert_fence,
+    check_checkpoint_count,
     coerce,
 )
 
@@ -116,13 +116,9 @@ def save_checkpoint(
     """Save a checkpoint once per id (CKP-1, CKP-2)."""
     row = load_session(db, sid)
     checkpoint = coerce(Checkpoint, raw, sid)
-    if checkpoint.message_count > row.message_count:
-        raise ValidationError(
-            f"session {sid!r}: checkpoint {checkpoint.checkpoint_id!r} has "
-            f"message_count {checkpoint.message_count}, above the session's "
-            f"{row.message_count}",
-            session_id=sid,
-        )
+    check_checkpoint_count(
+        sid, checkpoint.checkpoint_id, checkpoint.message_count, row.message_count
+    )
     assert_fence(sid, fence_run_id, row.current_run)
     cursor = db.execute(
         "INSERT INTO __agents_checkpoints "

@@ -5,17 +5,16 @@ run inside one write transaction, with the checks in the reference store's order
 from __future__ import annotations
 
 import sqlite3
-import uuid
 
 from helix_agents.core import (
     RunStatus,
     SessionExistsError,
     SessionInfo,
-    ValidationError,
     assert_fence,
     check_finish_status,
     check_keep,
     check_limit,
+    new_session_id,
 )
 
 from ._commit import cut_rows
@@ -96,9 +95,7 @@ def clone(
     end = src.message_count if up_to is None else up_to
     check_limit(source_id, "up_to", end, src.first_index, src.message_count)
     now = to_us(clock())
-    tid = target_id if target_id is not None else uuid.uuid4().hex
-    if not tid or not isinstance(tid, str):
-        raise ValidationError(f"session id {tid!r} must be a non-empty string")
+    tid = new_session_id(target_id)
     cut_ui = db.execute(
         "SELECT count(*) FROM __agents_messages "
         "WHERE session_id = ? AND idx >= ? AND is_context = 0",

@@ -5,13 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import uuid
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Self, TypeVar
-
-import pydantic
 
 from helix_agents.core import (
     ApprovalResolution,
@@ -31,8 +28,8 @@ from helix_agents.core import (
     SessionsPage,
     StoredContextItem,
     StoreUnavailableError,
-    ValidationError,
     check_limit,
+    check_new_session,
     decode_sessions_cursor,
 )
 
@@ -43,7 +40,6 @@ from ._db import Database
 __all__ = ["SQLiteStateStore"]
 
 _T = TypeVar("_T")
-_metadata = pydantic.TypeAdapter(dict[str, pydantic.JsonValue])
 
 
 def _utcnow() -> datetime:
@@ -130,16 +126,9 @@ class SQLiteStateStore:
         metadata: JsonObject | None = None,
     ) -> SessionInfo:
         """Create a session; mint a unique id when none is given."""
-        sid = session_id if session_id is not None else uuid.uuid4().hex
-        if not isinstance(sid, str) or not sid:
-            raise ValidationError(f"session id {sid!r} must be a non-empty string")
-        try:
-            meta = json.dumps(_metadata.validate_python(metadata or {}), ensure_ascii=False)
-        except pydantic.ValidationError:
-            raise ValidationError(
-                f"session {sid!r}: metadata must be a JSON object", session_id=sid
-            ) from None
-        return await self._write(sid, _writes.create, sid, user_id, meta, self._clock)
+        sid, meta = check_new_session(session_id, user_id, metadata)
+        meta_json = json.dumps(meta, ensure_ascii=False)
+        return await self._write(sid, _writes.create, sid, user_id, meta_json, self._clock)
 
     async def get_session(self, session_id: str) -> SessionInfo | None:
         """The session, or ``None``."""
