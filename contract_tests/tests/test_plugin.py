@@ -7,9 +7,11 @@ import pytest
 from helix_agents.contract import RULE_IDS
 
 
-def test_plugin_runs_suite_against_memory_url(pytester: pytest.Pytester) -> None:
+@pytest.mark.parametrize("scheme", ["memory", "sqlite"])
+def test_plugin_runs_suite_by_url(pytester: pytest.Pytester, scheme: str) -> None:
+    url = "memory://plugin-run" if scheme == "memory" else f"sqlite:///{pytester.path}/plugin.db"
     result = pytester.runpytest_subprocess(
-        "-p", "helix_agents.contract.plugin", "--store-url", "memory://plugin-run", "-q"
+        "-p", "helix_agents.contract.plugin", "--store-url", url, "-q"
     )
     result.assert_outcomes(passed=len(RULE_IDS) + 1)
 
