@@ -35,10 +35,18 @@ test: lint typecheck ## Lint, type-check, then run every test on every backend
 demo: $(SYNCED) ## Run the scripted agent loop on ./helix-demo.db (SQLite)
 	$(UV) run python examples/agent_loop.py
 
+# The benchmarks need the bench group (the alternatives) and the local Postgres and
+# Redis (HELIX_POSTGRES_URL / HELIX_REDIS_URL to point elsewhere). BENCH_ARGS adds options,
+# e.g. BENCH_ARGS="--wait-quiet 600" to wait for other test runs to finish first.
+BENCH := $(UV) run --locked --all-packages --group bench python -m bench $(BENCH_ARGS)
+
 .PHONY: bench
-bench: $(SYNCED) ## Run the benchmarks side by side with the alternatives
-	$(UV) sync --all-packages --locked --group bench
-	$(UV) run python -m bench
+bench: $(SYNCED) ## Run every benchmark; write bench/results/full.json, docs/performance.md and its plot
+	$(BENCH)
+
+.PHONY: bench-quick
+bench-quick: $(SYNCED) ## The benchmarks' short mode (a few minutes); results in bench/results/quick.*
+	$(BENCH) --quick
 
 .PHONY: docs
 docs: $(SYNCED) ## Build the documentation site into site/
@@ -50,4 +58,4 @@ clean: ## Remove the environment, caches and build output
 
 .PHONY: help
 help: ## Show this help
-	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'

@@ -1,0 +1,187 @@
+"""The results file, and the tables ``docs/performance.md`` shows between its markers."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from .targets import PEERS, evaluate, paired_ratios
+
+__all__ = ["BEGIN", "END", "publish", "render", "write_json"]
+
+BEGIN = "<!-- bench:results:begin -->"
+END = "<!-- bench:results:end -->"
+
+
+def _f(value: float | None, digits: int = 2) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    return f"{value:,.{digits}f}"
+
+
+def _table(head: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return [*lines, ""]
+
+
+def _turns(results: dict[str, Any]) -> list[str]:
+    head = [
+        "system",
+        "server",
+        "turns/s median (min-max)",
+        "append p50 / p99 ms",
+        "read p50 / p99 ms",
+        "bytes per row",
+    ]
+    rows = []
+    for t in results["turns"]:
+        if t["error"]:
+            rows.append([t["name"], t["server"], f"failed: {t['error']}", "", "", ""])
+            continue
+        tps, a, r = t["turns_per_s"], t["append"], t["read"]
+        rows.append(
+            [
+                t["name"],
+                t["server"],
+                f"**{_f(tps['median'], 0)}** ({_f(tps['low'], 0)}-{_f(tps['high'], 0)})",
+                f"{_f(a['p50_ms'])} / {_f(a['p99_ms'])}",
+                f"{_f(r['p50_ms'])} / {_f(r['p99_ms'])}",
+                _f(t["bytes_per_row"], 0),
+            ]
+        )
+    skipped = [f"* skipped {name}: {why}" for name, why in results.get("skipped", {}).items()]
+    return [*_table(head, rows), *skipped, *([""] if skipped else [])]
+
+
+def _ratios(results: dict[str, Any]) -> list[str]:
+    by = {t["name"]: t for t in results["turns"] if not t["error"]}
+    rows = []
+    for ours, peers in PEERS.items():
+        for peer, _ in peers:
+            if ours in by and peer in by:
+                r = paired_ratios(by[ours]["turns_per_s_per_rep"], by[peer]["turns_per_s_per_rep"])
+                rows.append([ours, peer, f"**{_f(r.median)}x** ({_f(r.low)}-{_f(r.high)})"])
+    return _table(["ours", "alternative", "turns/s ratio, median (min-max) over repetitions"], rows)
+
+
+def _floors(results: dict[str, Any]) -> list[str]:
+    rows = [[name, _f(s["p50_ms"], 3), _f(s["p99_ms"], 3)] for name, s in results["floors"].items()]
+    return _table(["floor", "p50 ms", "p99 ms"], rows)
+
+
+def _cells(by_size: dict[str, dict[str, float]]) -> list[str]:
+    return [f"{_f(v['p50_ms'])} / {_f(v['p99_ms'])}" for v in by_size.values()]
+
+
+def _growth(results: dict[str, Any]) -> list[str]:
+    growth: dict[str, Any] = results.get("growth", {})
+    listing: dict[str, Any] = results.get("listing", {})
+    lines: list[str] = []
+    if growth:
+        rows = [
+            [server, op, *_cells(g[op])]
+            for server, g in growth.items()
+            for op in ("append", "read")
+        ]
+        sizes = next(iter(growth.values()))["append"]
+        head = ["backend", "op", *[f"p50 / p99 ms at {int(s):,} rows" for s in sizes]]
+        lines += _table(head, rows)
+    if listing:
+        rows = [
+            [server, *_cells(v["list"]), _cells(v["list_before_settle"])[-1]]
+            for server, v in listing.items()
+        ]
+        sizes = list(next(iter(listing.values()))["list"])
+        head = [
+            "backend",
+            *[f"first page p50 / p99 ms, {int(s):,} sessions" for s in sizes],
+            f"{int(sizes[-1]):,} sessions, before the server settled",
+        ]
+        lines += _table(head, rows)
+    return lines
+
+
+def _tasks(side: dict[str, Any]) -> str:
+    tps, p50 = side["turns_per_s"]["median"], side["append"]["p50_ms"]
+    return f"{_f(tps, 0)} (append p50 {_f(p50)} ms)"
+
+
+def _concurrency(results: dict[str, Any]) -> list[str]:
+    rows = []
+    for server, c in results.get("concurrency", {}).items():
+        r = c["ratio"]
+        ratio = f"**{_f(r['median'])}x** ({_f(r['low'])}-{_f(r['high'])})"
+        rows.append([server, _tasks(c["single"]), _tasks(c["multi"]), ratio])
+    return _table(["backend", "1 task turns/s", "16 tasks turns/s", "ratio (min-max)"], rows)
+
+
+def _targets(results: dict[str, Any]) -> list[str]:
+    rows = []
+    for t in evaluate(results):
+        value = f"{_f(t.value)}" if t.low == t.high else f"{_f(t.value)} ({_f(t.low)}-{_f(t.high)})"
+        rows.append(
+            [
+                t.text,
+                value,
+                ("&ge; " if t.at_least else "&le; ") + _f(t.bound, 1),
+                "met" if t.met else "**missed**",
+            ]
+        )
+    return _table(["target", "measured", "bound", ""], rows)
+
+
+def _conditions(results: dict[str, Any]) -> list[str]:
+    m = results["meta"]
+    return [f"* {key}: {value}" for key, value in m.items()] + [""]
+
+
+def render(results: dict[str, Any]) -> str:
+    """The generated part of ``docs/performance.md``."""
+    s = results["settings"]
+    parts = [
+        f"Mode **{s['mode']}**: {s['repetitions']} repetitions x {s['turns']:,} turns per system "
+        f"over {s['sessions']} sessions (after {s['warmup_turns']} warm-up turns).",
+        "",
+        "### Targets",
+        "",
+        *_targets(results),
+        "### Turn workload (one client)",
+        "",
+        *_turns(results),
+        "### Ratios against the alternatives",
+        "",
+        *_ratios(results),
+        "### Server floors",
+        "",
+        *_floors(results),
+        "### Cost growth",
+        "",
+        *_growth(results),
+        "### Concurrency",
+        "",
+        *_concurrency(results),
+        "### Conditions of this run",
+        "",
+        *_conditions(results),
+    ]
+    return "\n".join(parts)
+
+
+def write_json(results: dict[str, Any], path: Path) -> None:
+    """Write the results file, targets included."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc = {**results, "targets": [t.as_dict() for t in evaluate(results)]}
+    path.write_text(json.dumps(doc, indent=2, default=str) + "\n")
+
+
+def publish(results: dict[str, Any], page: Path) -> None:
+    """Replace the text between the markers of ``page`` with :func:`render`'s tables."""
+    text = page.read_text()
+    head, sep, rest = text.partition(BEGIN)
+    _, sep2, tail = rest.partition(END)
+    if not sep or not sep2:
+        raise ValueError(f"{page} lacks the {BEGIN} … {END} markers")
+    page.write_text(f"{head}{BEGIN}\n{render(results)}\n{END}{tail}")

@@ -1,0 +1,106 @@
+"""One run: every phase in order, into one results document."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from .concurrency import measure_concurrency
+from .conditions import conditions
+from .config import Servers, Settings
+from .floors import Floors
+from .growth import measure_growth, measure_listing
+from .systems import NAMESPACE, all_subjects, helix_subject
+from .systems.ours import HelixSubject
+from .throughput import measure_turns
+from .workload import Subject
+
+__all__ = ["PHASES", "run"]
+
+log = logging.getLogger("bench")
+
+PHASES = ("turns", "growth", "concurrency")
+_OURS = ("memory", "sqlite", "postgres", "redis")
+
+
+async def _open(subject: Subject, skipped: dict[str, str]) -> bool:
+    try:
+        await subject.open()
+    except Exception as exc:
+        log.warning("skipping %s: %s", subject.name, exc)
+        skipped[subject.name] = f"{type(exc).__name__}: {exc}"
+        return False
+    return True
+
+
+async def _turns(settings: Settings, servers: Servers, workdir: Path, out: dict[str, Any]) -> None:
+    subjects = [s for s in all_subjects(servers, workdir) if await _open(s, out["skipped"])]
+    floors = Floors(servers, workdir, f"{NAMESPACE}_floor")
+    try:
+        await floors.open({s.server for s in subjects})
+        await floors.sample(50)
+        floors.reset()
+        share = max(1, settings.floor_samples // settings.repetitions)
+
+        async def between() -> None:
+            await floors.sample(share)
+
+        results = await measure_turns(subjects, settings, between)
+    finally:
+        for s in subjects:
+            await s.close()
+        await floors.close()
+    out["turns"] = [r.as_dict() for r in results]
+    out["floors"] = floors.summary()
+
+
+async def _per_backend(
+    settings: Settings, servers: Servers, workdir: Path, out: dict[str, Any], phase: str
+) -> None:
+    for server in _OURS if phase == "growth" else ("postgres", "redis"):
+        options = (
+            {"max_size": settings.concurrency_tasks}
+            if phase == "concurrency" and server == "postgres"
+            else {}
+        )
+        subject: HelixSubject = helix_subject(server, servers, workdir, f"_{phase}", **options)
+        if not await _open(subject, out["skipped"]):
+            continue
+        try:
+            log.info("%s: %s", phase, subject.name)
+            if phase == "growth":
+                out["growth"][server] = await measure_growth(subject, settings)
+                out["listing"][server] = await measure_listing(subject, settings)
+            else:
+                out["concurrency"][server] = await measure_concurrency(subject, settings)
+        finally:
+            await subject.close()
+
+
+async def run(settings: Settings, servers: Servers, phases: tuple[str, ...]) -> dict[str, Any]:
+    """Run ``phases`` and return the results document."""
+    out: dict[str, Any] = {
+        "settings": asdict(settings),
+        "meta": await conditions(servers, "start"),
+        "skipped": {},
+        "turns": [],
+        "floors": {},
+        "growth": {},
+        "listing": {},
+        "concurrency": {},
+    }
+    workdir = Path(tempfile.mkdtemp(prefix="helixbench-"))
+    try:
+        if "turns" in phases:
+            await _turns(settings, servers, workdir, out)
+        for phase in ("growth", "concurrency"):
+            if phase in phases:
+                await _per_backend(settings, servers, workdir, out, phase)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    out["meta"].update(await conditions(servers, "end"))
+    return out

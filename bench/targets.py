@@ -1,0 +1,111 @@
+"""The issue's targets, checked against one run's results (ratios measured in that run)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .stats import Spread
+
+__all__ = ["PEERS", "Target", "evaluate", "paired_ratios"]
+
+PEERS: dict[str, list[tuple[str, float]]] = {
+    "helix sqlite": [("SDK SQLiteSession", 1.5), ("LangGraph AsyncSqliteSaver", 0.0)],
+    "helix sqlite (FULL)": [("SDK SQLiteSession", 0.0)],
+    "helix redis": [("SDK RedisSession", 2.0)],
+    "helix postgres": [("SDK SQLAlchemySession", 3.0), ("LangGraph AsyncPostgresSaver", 3.0)],
+}
+"""Our store -> the alternatives it is compared with, and the target ratio (0: none)."""
+
+_FLOORS = {"helix redis": "redis PING", "helix postgres": "postgres 1-RT insert tx"}
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """One target: ``value`` (median, with ``low``..``high`` over repetitions) against ``bound``."""
+
+    text: str
+    value: float
+    low: float
+    high: float
+    bound: float
+    at_least: bool
+
+    @property
+    def met(self) -> bool:
+        """Whether the median meets the bound."""
+        return self.value >= self.bound if self.at_least else self.value <= self.bound
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON form, with ``met``."""
+        return {**asdict(self), "met": self.met}
+
+
+def paired_ratios(ours: list[float], theirs: list[float]) -> Spread:
+    """Per-repetition ratios of two subjects measured in the same repetitions."""
+    return Spread.of([a / b for a, b in zip(ours, theirs, strict=False) if b])
+
+
+def _by_name(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {t["name"]: t for t in results.get("turns", []) if not t.get("error")}
+
+
+def _ratio_targets(results: dict[str, Any]) -> list[Target]:
+    turns = _by_name(results)
+    out = []
+    for ours, peers in PEERS.items():
+        for peer, bound in peers:
+            if bound and ours in turns and peer in turns:
+                r = paired_ratios(
+                    turns[ours]["turns_per_s_per_rep"], turns[peer]["turns_per_s_per_rep"]
+                )
+                out.append(Target(f"{ours} turns/s / {peer}", r.median, r.low, r.high, bound, True))
+    return out
+
+
+def _floor_targets(results: dict[str, Any]) -> list[Target]:
+    turns, floors = _by_name(results), results.get("floors", {})
+    out = []
+    for ours, floor in _FLOORS.items():
+        if ours in turns and floor in floors:
+            v = turns[ours]["append"]["p50_ms"] / floors[floor]["p50_ms"]
+            out.append(Target(f"{ours} append p50 / {floor} p50", v, v, v, 2.5, False))
+    return out
+
+
+def _growth_targets(results: dict[str, Any]) -> list[Target]:
+    out = []
+    for server, g in results.get("growth", {}).items():
+        sizes = sorted(int(s) for s in g["append"])
+        small, big = str(sizes[0]), str(sizes[-1])
+        for op in ("append", "read"):
+            v = g[op][big]["p50_ms"] / g[op][small]["p50_ms"]
+            out.append(
+                Target(f"helix {server} {op} p50 at {big} / at {small} rows", v, v, v, 1.2, False)
+            )
+    for server, listing in results.get("listing", {}).items():
+        sizes = sorted(int(s) for s in listing["list"])
+        small, big = str(sizes[0]), str(sizes[-1])
+        v = listing["list"][big]["p50_ms"] / listing["list"][small]["p50_ms"]
+        text = f"helix {server} first page p50 at {big} / at {small} sessions"
+        out.append(Target(text, v, v, v, 2.0, False))
+    return out
+
+
+def _concurrency_targets(results: dict[str, Any]) -> list[Target]:
+    c = results.get("concurrency", {}).get("postgres")
+    if c is None:
+        return []
+    r = c["ratio"]
+    text = f"helix postgres turns/s with {c['tasks']} tasks / 1 task"
+    return [Target(text, r["median"], r["low"], r["high"], 2.0, True)]
+
+
+def evaluate(results: dict[str, Any]) -> list[Target]:
+    """Every target the run has the data for."""
+    return [
+        *_ratio_targets(results),
+        *_floor_targets(results),
+        *_growth_targets(results),
+        *_concurrency_targets(results),
+    ]
