@@ -17,7 +17,9 @@ from helix_agents.core import (
     StoredContextItem,
     ValidationError,
     dump_message,
+    dump_message_json,
     parse_message,
+    parse_message_json,
 )
 
 
@@ -44,6 +46,16 @@ def test_rows_round_trip_through_json(row: dict[str, object]) -> None:
     again = parse_message(json.loads(json.dumps(dump_message(parsed))))
     assert again == parsed
     assert dump_message(again) == row
+    from_text = parse_message_json(dump_message_json(parsed))
+    assert from_text == parsed
+    assert type(from_text) is type(parsed)
+    assert parse_message_json(json.dumps(row).encode()) == parsed
+
+
+def test_parse_message_json_refuses_bad_rows() -> None:
+    for text in ('{"role": "robot", "content": "x"}', '{"role": "context", "content": "x"}', "[]"):
+        with pytest.raises(ValidationError):
+            parse_message_json(text)
 
 
 @pytest.mark.parametrize(

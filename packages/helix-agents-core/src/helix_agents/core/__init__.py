@@ -31,7 +31,9 @@ from .messages import (
     JsonObject,
     Message,
     dump_message,
+    dump_message_json,
     parse_message,
+    parse_message_json,
 )
 from .models import (
     ApprovalResolution,
@@ -142,6 +144,7 @@ __all__ = [
     "deliver_context_items",
     "deliver_late_answer_notices",
     "dump_message",
+    "dump_message_json",
     "encode_message_cursor",
     "encode_sessions_cursor",
     "is_message_count_conflict",
@@ -153,6 +156,7 @@ __all__ = [
     "next_activity",
     "open_store",
     "parse_message",
+    "parse_message_json",
     "reopen_on_truncate",
     "undelivered_in_order",
 ]

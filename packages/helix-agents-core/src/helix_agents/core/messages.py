@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+import json
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
@@ -17,7 +18,9 @@ __all__ = [
     "JsonObject",
     "Message",
     "dump_message",
+    "dump_message_json",
     "parse_message",
+    "parse_message_json",
 ]
 
 JsonObject: TypeAlias = dict[str, JsonValue]
@@ -57,13 +60,8 @@ class ChatMessage(Value):
     role: ChatRole
     content: str | list[JsonObject] | None
     id: str | None = None
-
-    @model_validator(mode="after")
-    def _extras_are_json(self) -> ChatMessage:
-        extra = self.__pydantic_extra__
-        if extra:
-            _json_adapter.validate_python(extra)
-        return self
+    # Provider fields are validated as JSON values, like everything else in a row.
+    __pydantic_extra__: dict[str, JsonValue] = Field(init=False)
 
 
 class _ContextFields(Value):
@@ -125,8 +123,6 @@ class ContextMessage(_ContextFields):
 Message: TypeAlias = ChatMessage | ContextMessage
 """One row of a session's log."""
 
-_json_adapter: pydantic.TypeAdapter[JsonObject] = pydantic.TypeAdapter(JsonObject)
-
 
 def parse_message(obj: Any) -> Message:
     """Validate a JSON object (or a row) into the right :data:`Message` type.
@@ -149,6 +145,27 @@ def parse_message(obj: Any) -> Message:
         return model.model_validate(obj)
     except pydantic.ValidationError as exc:
         raise ValidationError(f"invalid {role} message: {describe(exc)}") from None
+
+
+_row_adapter: pydantic.TypeAdapter[Message] = pydantic.TypeAdapter(
+    Annotated[ChatMessage | ContextMessage, Field(discriminator="role")]
+)
+
+
+def parse_message_json(data: str | bytes) -> Message:
+    """Parse a row from its JSON text in one pass: what stores use to read rows back.
+
+    Same result as ``parse_message(json.loads(data))``, about twice as fast.
+    """
+    try:
+        return _row_adapter.validate_json(data)
+    except pydantic.ValidationError as exc:
+        raise ValidationError(f"invalid stored message: {describe(exc)}") from None
+
+
+def dump_message_json(message: Message) -> str:
+    """The JSON text that :func:`parse_message_json` turns back into ``message``."""
+    return json.dumps(dump_message(message), ensure_ascii=False, separators=(",", ":"))
 
 
 def dump_message(message: Message) -> dict[str, Any]:
