@@ -281,6 +281,10 @@ class StoreMachine(RuleBasedStateMachine):
         self.run(self._check_reads())
 
     async def _check_reads(self) -> None:
+        listed = await self.store.list_sessions(self.prefix, first=500)
+        assert sorted(s.id for s in listed.sessions) == sorted(
+            self.prefix + sid for sid in self.model.sessions
+        )
         for sid in ("s0", "s1"):
             expected = self.model.sessions.get(sid)
             info = await self.store.get_session(self.prefix + sid)

@@ -16,6 +16,8 @@ from helix_agents.core import (
     StoredContextItem,
 )
 
+from ._listing import Listing
+
 __all__ = ["MemoryData", "SessionData"]
 
 
@@ -53,3 +55,4 @@ class MemoryData:
     """Sessions by id. Pass one instance to several stores to share their data."""
 
     sessions: dict[str, SessionData] = field(default_factory=dict)
+    listing: Listing = field(default_factory=Listing)

@@ -116,7 +116,9 @@ class MemoryStateStore:
         raise SessionNotFoundError(f"session {session_id!r} not found", session_id=session_id)
 
     def _touch(self, session: SessionData) -> None:
-        session.last_activity_at = next_activity(session.last_activity_at, self._clock())
+        old = session.last_activity_at
+        session.last_activity_at = next_activity(old, self._clock())
+        self.data.listing.move(session.user_id, old, session.last_activity_at, session.id)
 
     # Sessions
 
@@ -134,10 +136,13 @@ class MemoryStateStore:
 
     def _insert(self, fresh: SessionData) -> SessionInfo:
         self._check_open()
-        # A deleted session leaves the map under its lock, so anything found here is live.
-        if self.data.sessions.setdefault(fresh.id, fresh) is not fresh:
-            raise SessionExistsError(f"session {fresh.id!r} exists", session_id=fresh.id)
-        return _info(fresh)
+        # A deleted session leaves the map under its lock, so anything found here is live;
+        # holding the new one's lock keeps writers out until it is listed.
+        with fresh.lock:
+            if self.data.sessions.setdefault(fresh.id, fresh) is not fresh:
+                raise SessionExistsError(f"session {fresh.id!r} exists", session_id=fresh.id)
+            self.data.listing.add(fresh.user_id, fresh.last_activity_at, fresh.id)
+            return _info(fresh)
 
     async def get_session(self, session_id: str) -> SessionInfo | None:
         """The session, or ``None``."""
@@ -153,6 +158,7 @@ class MemoryStateStore:
             with self._session(session_id) as session:
                 session.deleted = True
                 self.data.sessions.pop(session_id, None)
+                self.data.listing.remove(session.user_id, session.last_activity_at, session_id)
                 return True
         except SessionNotFoundError:
             return False
@@ -207,20 +213,18 @@ class MemoryStateStore:
         self._check_open()
         check_limit(None, "first", first, 1, 500)
         after = None if cursor is None else decode_sessions_cursor(user_id, cursor)
-        mine = []
-        for session in list(self.data.sessions.values()):
-            with session.lock:
-                if session.user_id == user_id and not session.deleted:
-                    mine.append((_summary(session), session.last_activity_at))
-        mine.sort(key=lambda entry: entry[0].id)
-        mine.sort(key=lambda entry: entry[1], reverse=True)
-        if after is not None:
-            at, sid = after
-            mine = [e for e in mine if e[1] < at or (e[1] == at and e[0].id > sid)]
-        page = [summary for summary, _ in mine[:first]]
+        page: list[SessionSummary] = []
+        for session_id in self.data.listing.page(user_id, after, first + 1):
+            session = self.data.sessions.get(session_id)
+            if session is not None:
+                with session.lock:
+                    if not session.deleted:
+                        page.append(_summary(session))
         next_cursor = None
-        if len(mine) > first:
-            next_cursor = encode_sessions_cursor(user_id, mine[first - 1][1], page[-1].id)
+        if len(page) > first:
+            del page[first:]
+            last = page[-1]
+            next_cursor = encode_sessions_cursor(user_id, last.last_activity_at, last.id)
         return SessionsPage(sessions=tuple(page), next_cursor=next_cursor)
 
     # Rows
