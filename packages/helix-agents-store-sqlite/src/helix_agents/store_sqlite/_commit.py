@@ -21,11 +21,12 @@ from helix_agents.core import (
     check_commit,
     coerce,
     commit_survives,
+    dump_message_json,
     next_activity,
     reopen_on_truncate,
 )
 
-from ._rows import Clock, SessionRow, dump_row, from_us, load_session, to_us
+from ._rows import Clock, SessionRow, from_us, load_session, to_us
 
 __all__ = ["commit", "cut_rows"]
 
@@ -129,7 +130,7 @@ def _apply(
         )
     base = row.message_count
     values = [
-        (sid, base + i, message.role == "context", dump_row(message))
+        (sid, base + i, message.role == "context", dump_message_json(message))
         for i, message in enumerate(plan.rows)
     ]
     db.executemany(

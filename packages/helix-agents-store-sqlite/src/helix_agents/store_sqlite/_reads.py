@@ -16,6 +16,7 @@ from helix_agents.core import (
     MessagePage,
     PageOrder,
     PendingApproval,
+    SessionNotFoundError,
     SessionsPage,
     SessionSummary,
     StoredContextItem,
@@ -24,10 +25,11 @@ from helix_agents.core import (
     decode_message_cursor,
     encode_message_cursor,
     encode_sessions_cursor,
+    parse_message_json,
     undelivered_in_order,
 )
 
-from ._rows import SessionRow, from_us, load_row, load_session, to_us
+from ._rows import SessionRow, from_us, load_session, to_us
 
 __all__ = [
     "checkpoints",
@@ -47,18 +49,33 @@ def _rows_from(db: sqlite3.Connection, sid: str, lo: int, hi: int, desc: bool) -
         f"ORDER BY idx {order}",
         (sid, lo, hi),
     ).fetchall()
-    return [load_row(body) for (body,) in found]
+    return [parse_message_json(body) for (body,) in found]
+
+
+# The session's counters and its last rows in one statement, hence on one snapshot: a
+# missing session yields no row, an empty range one row with a NULL body (the LEFT JOIN).
+_LAST_ROWS = (
+    "SELECT m.body FROM __agents_sessions AS s LEFT JOIN __agents_messages AS m "
+    "ON m.session_id = s.session_id AND m.idx >= max(s.first_index, s.message_count - ?) "
+    "AND m.idx < s.message_count WHERE s.session_id = ? ORDER BY m.idx"
+)
 
 
 def messages(db: sqlite3.Connection, sid: str, limit: int | None) -> list[Message]:
-    """Retained rows oldest first; ``limit`` keeps the last N (MSG-2)."""
-    row = load_session(db, sid)
+    """Retained rows oldest first; ``limit`` keeps the last N (MSG-2). One statement."""
+    refused = None
     if limit is not None:
-        check_limit(sid, "limit", limit, 0, 2**62)
-    if limit == 0:
-        return []
-    lo = row.first_index if limit is None else max(row.first_index, row.message_count - limit)
-    return _rows_from(db, sid, lo, row.message_count, desc=False)
+        try:
+            check_limit(sid, "limit", limit, 0, 2**62)
+        except ValidationError as exc:
+            # Raised below, once the session is known to exist: the reference store's order.
+            refused, limit = exc, 0
+    found = db.execute(_LAST_ROWS, (2**62 if limit is None else limit, sid)).fetchall()
+    if not found:
+        raise SessionNotFoundError(f"session {sid!r} not found", session_id=sid)
+    if refused is not None:
+        raise refused
+    return [parse_message_json(body) for (body,) in found if body is not None]
 
 
 def page(

@@ -10,24 +10,14 @@ from typing import Any
 
 import pydantic
 
-from helix_agents.core import (
-    Message,
-    RunInfo,
-    SessionInfo,
-    SessionNotFoundError,
-    dump_message,
-    next_activity,
-    parse_message,
-)
+from helix_agents.core import RunInfo, SessionInfo, SessionNotFoundError, next_activity
 
 __all__ = [
     "Clock",
     "SessionRow",
     "dump_model",
-    "dump_row",
     "find_session",
     "from_us",
-    "load_row",
     "load_session",
     "to_us",
     "touch",
@@ -50,16 +40,6 @@ def to_us(at: datetime) -> int:
 def from_us(us: int) -> datetime:
     """The UTC datetime of :func:`to_us`."""
     return _EPOCH + timedelta(microseconds=us)
-
-
-def dump_row(message: Message) -> str:
-    """A row as JSON text, through core's ``dump_message``."""
-    return json.dumps(dump_message(message), ensure_ascii=False, separators=(",", ":"))
-
-
-def load_row(body: str) -> Message:
-    """A row read back through core's ``parse_message``."""
-    return parse_message(json.loads(body))
 
 
 def dump_model(value: pydantic.BaseModel) -> str:

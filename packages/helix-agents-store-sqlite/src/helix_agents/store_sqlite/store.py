@@ -116,6 +116,9 @@ class SQLiteStateStore:
     async def _read(self, sid: str | None, op: Callable[..., _T], *args: Any) -> _T:
         return await self._db(self._reader, sid).read(lambda db: op(db, *args), sid)
 
+    async def _query(self, sid: str | None, op: Callable[..., _T], *args: Any) -> _T:
+        return await self._db(self._reader, sid).query(lambda db: op(db, *args), sid)
+
     # Sessions
 
     async def create_session(
@@ -133,7 +136,7 @@ class SQLiteStateStore:
     async def get_session(self, session_id: str) -> SessionInfo | None:
         """The session, or ``None``."""
         try:
-            row = await self._read(session_id, _reads.session, session_id)
+            row = await self._query(session_id, _reads.session, session_id)
         except SessionNotFoundError:
             return None
         return row.info()
@@ -170,15 +173,15 @@ class SQLiteStateStore:
 
     async def get_messages(self, session_id: str, *, limit: int | None = None) -> list[Message]:
         """Rows oldest first; ``limit`` keeps the last N."""
-        return await self._read(session_id, _reads.messages, session_id, limit)
+        return await self._query(session_id, _reads.messages, session_id, limit)
 
     async def get_message_count(self, session_id: str) -> int:
         """All rows, context rows included."""
-        return (await self._read(session_id, _reads.session, session_id)).message_count
+        return (await self._query(session_id, _reads.session, session_id)).message_count
 
     async def get_ui_message_count(self, session_id: str) -> int:
         """Rows that are not context rows."""
-        return (await self._read(session_id, _reads.session, session_id)).ui_count
+        return (await self._query(session_id, _reads.session, session_id)).ui_count
 
     async def page_messages(
         self,
@@ -199,7 +202,7 @@ class SQLiteStateStore:
 
     async def is_truncated(self, session_id: str) -> bool:
         """Whether retention has dropped old rows."""
-        return (await self._read(session_id, _reads.session, session_id)).first_index > 0
+        return (await self._query(session_id, _reads.session, session_id)).first_index > 0
 
     # Runs
 
