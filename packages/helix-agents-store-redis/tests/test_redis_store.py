@@ -93,6 +93,33 @@ async def test_borrowed_client_without_decoding_stays_open(redis_url: str) -> No
         await client.aclose()
 
 
+@pytest.mark.parametrize("decode", [True, False])
+async def test_row_reads_split_only_between_rows(redis_url: str, decode: bool) -> None:
+    # Reads join the rows with newlines in one reply; text with line breaks must survive.
+    client = aredis.Redis.from_url(redis_url, decode_responses=decode)
+    texts = ["a\nb", "\r\n", "\n", "x\u2028y\u0085z", "é\n中", ""]
+    rows = [ChatMessage(role="user", content=t) for t in texts]
+    try:
+        async with RedisStateStore(client=client, namespace=f"nl{uuid.uuid4().hex[:8]}") as s:
+            sid = (await s.create_session()).id
+            await s.append_messages(sid, MessageCommit(messages=tuple(rows)))
+            assert await s.get_messages(sid) == rows
+            assert await s.get_messages(sid, limit=2) == rows[-2:]
+            assert await s.get_messages(sid, limit=0) == []
+            for order in ("asc", "desc"):
+                seen: list[ChatMessage] = []
+                cursor = None
+                while True:
+                    page = await s.page_messages(sid, limit=4, cursor=cursor, order=order)
+                    seen.extend(page.messages)  # type: ignore[arg-type]
+                    if (cursor := page.next_cursor) is None:
+                        break
+                assert seen == (rows if order == "asc" else rows[::-1])
+            assert await s.delete_session(sid)
+    finally:
+        await client.aclose()
+
+
 async def test_unreachable_server_is_store_unavailable() -> None:
     store = RedisStateStore("redis://127.0.0.1:1/0", socket_connect_timeout=0.5)
     with pytest.raises(StoreUnavailableError) as caught:

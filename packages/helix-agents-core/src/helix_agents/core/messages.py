@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
+from pydantic_core import PydanticSerializationError
 
 from .errors import ValidationError
 
@@ -113,6 +113,11 @@ class ContextMessage(_ContextFields):
 
     role: Literal["context"] = "context"
 
+    def model_post_init(self, context: Any, /) -> None:
+        # The role is part of the row even when left to its default, so that
+        # dumps with exclude_unset (how rows are stored) keep it.
+        self.__pydantic_fields_set__.add("role")
+
     def to_item(self) -> ContextItem:
         """The item this row carries, without the row."""
         data = self.model_dump(by_alias=True, exclude_unset=True)
@@ -163,16 +168,24 @@ def parse_message_json(data: str | bytes) -> Message:
         raise ValidationError(f"invalid stored message: {describe(exc)}") from None
 
 
-def dump_message_json(message: Message) -> str:
-    """The JSON text that :func:`parse_message_json` turns back into ``message``."""
-    return json.dumps(dump_message(message), ensure_ascii=False, separators=(",", ":"))
+def dump_message_json(message: Message, session_id: str | None = None) -> str:
+    """The JSON text that :func:`parse_message_json` turns back into ``message``.
+
+    Text that is not valid Unicode (a lone surrogate) is a :class:`ValidationError`.
+    """
+    try:
+        return message.model_dump_json(by_alias=True, exclude_unset=True)
+    except PydanticSerializationError as exc:
+        raise ValidationError(
+            f"session {session_id!r}: a {message.role} row cannot be stored as JSON "
+            f"(text with a lone surrogate is not valid Unicode): {exc}",
+            session_id=session_id,
+        ) from None
 
 
 def dump_message(message: Message) -> dict[str, Any]:
     """The JSON object that :func:`parse_message` turns back into ``message``."""
-    data = message.model_dump(mode="json", by_alias=True, exclude_unset=True)
-    data["role"] = message.role
-    return data
+    return message.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 
 def describe(exc: pydantic.ValidationError) -> str:

@@ -15,6 +15,7 @@ from helix_agents.core import StoreUnavailableError, ValidationError
 from ._codec import micros, text
 from ._config import StoreOptions, connect
 from ._errors import DRIVER_ERRORS, not_found, unavailable
+from ._keys import SESSION_KEYS
 from ._scripts import Scripts
 
 __all__ = ["StoreBase"]
@@ -110,14 +111,21 @@ class StoreBase:
         """ARGV[1..4] of every session write."""
         return [session_id, self._now(), self.options.idle_ttl_ms, 0 if self.cluster else 1]
 
-    async def _run(self, name: str, session_id: str, args: list[Any], *, write: bool) -> Any:
-        """Run script ``name`` on the session's keys; a missing session raises here."""
+    async def _call(
+        self,
+        name: str,
+        session_id: str,
+        args: list[Any],
+        *,
+        write: bool,
+        keys: tuple[str, ...] = SESSION_KEYS,
+    ) -> Any:
+        """Run script ``name`` on the session's ``keys``; its reply as the client decoded it."""
         _, scripts = self._live()
         if not isinstance(session_id, str) or not session_id:
             raise not_found(session_id)
-        keys = self.options.keys.session(session_id)
         try:
-            reply = text(await scripts.run(name, keys, args))
+            return await scripts.run(name, self.options.keys.session(session_id, keys), args)
         except DRIVER_ERRORS as exc:
             raise unavailable(exc, session_id, write=write) from None
         except UnicodeEncodeError:
@@ -126,6 +134,18 @@ class StoreBase:
                 f"session {session_id!r}: a value is not encodable as UTF-8",
                 session_id=session_id,
             ) from None
+
+    async def _run(
+        self,
+        name: str,
+        session_id: str,
+        args: list[Any],
+        *,
+        write: bool,
+        keys: tuple[str, ...] = SESSION_KEYS,
+    ) -> Any:
+        """Run a script that replies with an array; a missing session raises here."""
+        reply = text(await self._call(name, session_id, args, write=write, keys=keys))
         if reply[0] == "nf":
             raise not_found(session_id)
         return reply
@@ -145,7 +165,9 @@ class StoreBase:
 
     async def _after(self, session_id: str, reply: list[Any], mode: str = "LT") -> None:
         """After a landed write on a cluster, move the session's listing entry."""
-        la, user_key = int(reply[1]), reply[2]
+        await self._relist(session_id, int(reply[1]), reply[2], mode)
+
+    async def _relist(self, session_id: str, la: int, user_key: str, mode: str = "LT") -> None:
         if self.cluster and user_key:
             await self._index(
                 "index_set", user_key, [session_id, -la, mode, self.options.idle_ttl_ms]

@@ -15,8 +15,8 @@ from helix_agents.core import (
     RunStatus,
     SessionInfo,
     ValidationError,
-    dump_message,
-    parse_message,
+    dump_message_json,
+    parse_message_json,
 )
 
 __all__ = [
@@ -29,10 +29,11 @@ __all__ = [
     "run_info",
     "session_info",
     "text",
-    "unpack_row",
+    "unpack_rows",
 ]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
 _M = TypeVar("_M", bound=pydantic.BaseModel)
 _metadata = pydantic.TypeAdapter(dict[str, pydantic.JsonValue])
 
@@ -41,7 +42,7 @@ def micros(at: datetime) -> int:
     """``at`` as integer microseconds since the epoch (a naive time is taken as UTC)."""
     if at.tzinfo is None:
         at = at.replace(tzinfo=UTC)
-    return (at - _EPOCH) // timedelta(microseconds=1)
+    return (at - _EPOCH) // _MICROSECOND
 
 
 def from_micros(value: Any) -> datetime:
@@ -60,15 +61,22 @@ def text(value: Any) -> Any:
     return value
 
 
-def pack_row(message: Message) -> str:
+def pack_row(message: Message, session_id: str) -> str:
     """A row as stored: a one-letter kind ('c' for context rows) and its JSON."""
-    kind = "c" if message.role == "context" else "m"
-    return kind + json.dumps(dump_message(message), separators=(",", ":"), ensure_ascii=False)
+    return ("c" if message.role == "context" else "m") + dump_message_json(message, session_id)
 
 
-def unpack_row(stored: str) -> Message:
-    """The row a :func:`pack_row` string holds."""
-    return parse_message(json.loads(stored[1:]))
+def unpack_rows(joined: str | bytes | None) -> list[Message]:
+    """The rows a read script returned joined by newlines (see ``lua/r_tail.lua``).
+
+    Row JSON never holds a raw newline: JSON escapes every control character.
+    """
+    if not joined:
+        return []
+    rows: list[str] | list[bytes] = (
+        joined.split(b"\n") if isinstance(joined, bytes) else joined.split("\n")
+    )
+    return [parse_message_json(row[1:]) for row in rows]
 
 
 def dump_record(record: pydantic.BaseModel) -> str:

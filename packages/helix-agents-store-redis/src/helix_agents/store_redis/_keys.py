@@ -49,10 +49,10 @@ class KeySpace:
                 )
         return cls("".join(f"{part}:" for part in parts))
 
-    def session(self, session_id: str) -> list[str]:
-        """Every key of a session, in :data:`SESSION_KEYS` order."""
+    def session(self, session_id: str, names: tuple[str, ...] = SESSION_KEYS) -> list[str]:
+        """The keys ``names`` of a session (default: all, in :data:`SESSION_KEYS` order)."""
         head = f"{self.base}{{{_tag(session_id)}}}:"
-        return [head + suffix for suffix in SESSION_KEYS]
+        return [head + name for name in names]
 
     def meta(self, session_id: str) -> str:
         """The session's hash of scalar fields."""

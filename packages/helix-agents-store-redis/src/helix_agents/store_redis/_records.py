@@ -26,6 +26,11 @@ from ._errors import Refusal
 __all__ = ["RecordsMixin", "fence_args"]
 
 _M = TypeVar("_M", bound=pydantic.BaseModel)
+# The keys each read script is given.
+_CTX = ("meta", "ctx", "ctxd")
+_LATE = ("meta", "late", "lated")
+_APPR = ("meta", "appr")
+_CKPT = ("meta", "ckpt")
 
 
 def fence_args(fence_run_id: str | None) -> list[str]:
@@ -78,7 +83,7 @@ class RecordsMixin(StoreBase):
 
     async def list_undelivered_context_items(self, session_id: str) -> list[StoredContextItem]:
         """Queued items, by ``at`` then key."""
-        reply = await self._run("r_queue", session_id, ["ctx"], write=False)
+        reply = await self._run("r_queue", session_id, [], write=False, keys=_CTX)
         records = [load_record(StoredContextItem, raw) for raw in reply[1]]
         return undelivered_in_order((record, None) for record in records)
 
@@ -93,7 +98,7 @@ class RecordsMixin(StoreBase):
 
     async def list_undelivered_late_answers(self, session_id: str) -> list[LateAnswer]:
         """Queued late answers, by ``at`` then call id."""
-        reply = await self._run("r_queue", session_id, ["late"], write=False)
+        reply = await self._run("r_queue", session_id, [], write=False, keys=_LATE)
         answers = [load_record(LateAnswer, raw) for raw in reply[1]]
         return undelivered_in_order((answer, None) for answer in answers)
 
@@ -111,7 +116,7 @@ class RecordsMixin(StoreBase):
 
     async def list_pending_approvals(self, session_id: str) -> list[PendingApproval]:
         """Unresolved approvals by ``requested_at``, then id."""
-        reply = await self._run("r_hash", session_id, ["appr"], write=False)
+        reply = await self._run("r_hash", session_id, [], write=False, keys=_APPR)
         pending = [load_record(PendingApproval, raw) for raw in reply[1]]
         return sorted(pending, key=lambda a: (a.requested_at, a.approval_id))
 
@@ -142,7 +147,7 @@ class RecordsMixin(StoreBase):
 
     async def get_checkpoint(self, session_id: str, checkpoint_id: str) -> Checkpoint | None:
         """The checkpoint, or ``None``."""
-        reply = await self._run("r_hash", session_id, ["ckpt", checkpoint_id], write=False)
+        reply = await self._run("r_hash", session_id, [checkpoint_id], write=False, keys=_CKPT)
         raw = reply[1][0] if reply[1] else None
         return None if raw is None else load_record(Checkpoint, raw)
 
@@ -153,6 +158,6 @@ class RecordsMixin(StoreBase):
 
     async def list_checkpoints(self, session_id: str) -> list[Checkpoint]:
         """Checkpoints by ``message_count``, then ``created_at``, then id."""
-        reply = await self._run("r_hash", session_id, ["ckpt"], write=False)
+        reply = await self._run("r_hash", session_id, [], write=False, keys=_CKPT)
         checkpoints = [load_record(Checkpoint, raw) for raw in reply[1]]
         return sorted(checkpoints, key=lambda c: (c.message_count, c.created_at, c.checkpoint_id))

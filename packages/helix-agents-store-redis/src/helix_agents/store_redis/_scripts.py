@@ -1,8 +1,8 @@
-"""The Lua scripts: composed from ``lua/``, registered once, run by EVALSHA.
+"""The Lua scripts: composed from ``lua/``, loaded once, run by EVALSHA.
 
-redis-py's script objects reload a script transparently when the server
-answers NOSCRIPT (after ``SCRIPT FLUSH`` or a restart); on a cluster the reload
-goes to every primary.
+When a server answers NOSCRIPT (after ``SCRIPT FLUSH``, a restart or a
+failover) the script is loaded again — on every primary of a cluster — and the
+call re-sent once: the refused EVALSHA ran nothing, so no write is doubled.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from importlib.resources import files
 from typing import Any
 
 from redis.asyncio import Redis, RedisCluster
+from redis.exceptions import NoScriptError
 
 __all__ = ["READS", "WRITES", "Scripts"]
 
@@ -26,6 +27,7 @@ WRITES = (
     "resolve",
     "truncate",
 )
+# Read scripts declare only the keys they read (see each script's first lines).
 READS = ("r_clone", "r_hash", "r_page", "r_queue", "r_tail")
 INDEX = ("index_drop", "index_set")
 
@@ -38,26 +40,34 @@ def source(name: str) -> str:
     """The full text of script ``name`` with the shared parts it needs."""
     if name in READS:
         # Read-only scripts may run while writes are refused and never write.
-        return "#!lua flags=no-writes\n" + _lua("_keys") + _lua(name)
+        return "#!lua flags=no-writes\n" + _lua(name)
     if name in INDEX:
         return _lua("_index") + _lua(name)
     return _lua("_index") + _lua("_keys") + _lua("_session") + _lua(name)
 
 
 class Scripts:
-    """Every script registered on one client; call ``run(name, keys, args)``."""
+    """Every script, by name, for one client; call ``run(name, keys, args)``."""
 
     def __init__(self, client: Redis | RedisCluster) -> None:
         self._client = client
-        self._scripts = {
-            name: client.register_script(source(name)) for name in (*WRITES, *READS, *INDEX)
-        }
+        self._sources = {name: source(name) for name in (*WRITES, *READS, *INDEX)}
+        self._shas: dict[str, Any] = {}
 
     async def load(self) -> None:
         """Load every script now (on every primary of a cluster) so the first call is one trip."""
-        for script in self._scripts.values():
-            await self._client.script_load(script.script)
+        for name, text in self._sources.items():
+            # The server's digest of the bytes it got, whatever the client's encoding.
+            self._shas[name] = await self._client.script_load(text)
 
     async def run(self, name: str, keys: list[str], args: list[Any]) -> Any:
-        """EVALSHA script ``name``; reloads it once if the server lost it."""
-        return await self._scripts[name](keys=keys, args=args)
+        """EVALSHA script ``name``; loads it and re-sends once if the server lost it."""
+        try:
+            return await self._client.execute_command(
+                "EVALSHA", self._shas[name], len(keys), *keys, *args
+            )
+        except NoScriptError:
+            self._shas[name] = await self._client.script_load(self._sources[name])
+            return await self._client.execute_command(
+                "EVALSHA", self._shas[name], len(keys), *keys, *args
+            )

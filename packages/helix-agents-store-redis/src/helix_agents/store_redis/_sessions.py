@@ -119,7 +119,13 @@ class SessionsMixin(StoreBase):
         ):
             await self._require(source_id)
             check_limit(source_id, "up_to", up_to, 0, 0)
-        reply = await self._run("r_clone", source_id, [-1 if up_to is None else up_to], write=False)
+        reply = await self._run(
+            "r_clone",
+            source_id,
+            [-1 if up_to is None else up_to],
+            write=False,
+            keys=("meta", "rows", "ckpt", "ckptn"),
+        )
         if reply[0] == "upto":
             check_limit(
                 source_id, "up_to", -1 if up_to is None else up_to, int(reply[1]), int(reply[2])

@@ -20,7 +20,7 @@ from helix_agents.core import (
     encode_message_cursor,
 )
 
-from ._codec import pack_row, unpack_row
+from ._codec import pack_row, text, unpack_rows
 from ._config import split_store_options
 from ._errors import DRIVER_ERRORS, Refusal, not_found, raise_commit_refusal, unavailable
 from ._listing import ListingMixin
@@ -28,6 +28,9 @@ from ._records import RecordsMixin, fence_args
 from ._sessions import SessionsMixin
 
 __all__ = ["RedisStateStore", "open_url"]
+
+# The keys the row reads are given.
+_ROWS = ("meta", "rows")
 
 
 class RedisStateStore(SessionsMixin, RecordsMixin, ListingMixin):
@@ -47,38 +50,45 @@ class RedisStateStore(SessionsMixin, RecordsMixin, ListingMixin):
         """Append rows with the checks and deliveries of the commit, in one script."""
         try:
             commit = coerce(MessageCommit, commit, session_id)
+            rows = [pack_row(m, session_id) for m in commit.messages]
         except ValidationError:
-            await self._require(session_id)
+            await self._require(session_id)  # a missing session is reported first
             raise
         start = commit.start_run
-        rows = [pack_row(m) for m in commit.messages]
         ctx = [v for d in commit.deliver_context_items for v in (d.key, d.row_offset)]
         late = [v for d in commit.deliver_late_answers for v in (d.call_id, d.row_offset)]
-        args = [
-            *self._common(session_id),
-            *(["0", ""] if commit.commit_id is None else ["1", commit.commit_id]),
-            *(
-                ["0", "", -1]
-                if start is None
-                else ["1", start.run_id, -1 if start.rewind_to is None else start.rewind_to]
-            ),
-            *fence_args(commit.fence_run_id),
+        numbers = (
+            0 if commit.commit_id is None else 1,
+            0 if start is None else 1,
+            -1 if start is None or start.rewind_to is None else start.rewind_to,
+            0 if commit.fence_run_id is None else 1,
             -1 if commit.expect_message_count is None else commit.expect_message_count,
             self.options.max_messages or 0,
             len(rows),
             sum(m.role != "context" for m in commit.messages),
-            *rows,
             len(ctx) // 2,
-            *ctx,
             len(late) // 2,
+        )
+        args = [
+            *self._common(session_id),
+            ":".join(map(str, numbers)),
+            commit.commit_id or "",
+            "" if start is None else start.run_id,
+            commit.fence_run_id or "",
+            *rows,
+            *ctx,
             *late,
         ]
-        reply = await self._run("commit", session_id, args, write=True)
-        if reply[0] != "ok":
+        reply = await self._call("commit", session_id, args, write=True)
+        if isinstance(reply, list):
+            reply = text(reply)
+            if reply[0] == "nf":
+                raise not_found(session_id)
             raise_commit_refusal(session_id, commit, reply)
-        await self._after(session_id, reply)
+        first, count, replayed, la, user_key = text(reply).split(":", 4)
+        await self._relist(session_id, int(la), user_key)
         return CommitResult(
-            first_index=int(reply[3]), message_count=int(reply[4]), replayed=bool(int(reply[5]))
+            first_index=int(first), message_count=int(count), replayed=replayed == "1"
         )
 
     async def get_messages(self, session_id: str, *, limit: int | None = None) -> list[Message]:
@@ -89,8 +99,12 @@ class RedisStateStore(SessionsMixin, RecordsMixin, ListingMixin):
             except ValidationError:
                 await self._require(session_id)
                 raise
-        reply = await self._run("r_tail", session_id, [-1 if limit is None else limit], write=False)
-        return [unpack_row(row) for row in reply[1]]
+        reply = await self._call(
+            "r_tail", session_id, [-1 if limit is None else limit], write=False, keys=_ROWS
+        )
+        if reply is None:
+            raise not_found(session_id)
+        return unpack_rows(reply)
 
     async def _meta_field(self, session_id: str, field: str) -> int:
         client, _ = self._live()
@@ -132,11 +146,18 @@ class RedisStateStore(SessionsMixin, RecordsMixin, ListingMixin):
         except ValidationError:
             await self._require(session_id)
             raise
-        reply = await self._run(
-            "r_page", session_id, [order, -1 if start is None else start, limit], write=False
+        reply = await self._call(
+            "r_page",
+            session_id,
+            [order, -1 if start is None else start, limit],
+            write=False,
+            keys=_ROWS,
         )
-        lo, hi, first, count = (int(v) for v in reply[1:5])
-        rows = [unpack_row(row) for row in reply[5]]
+        if reply is None:
+            raise not_found(session_id)
+        head, _, joined = text(reply).partition("\n")
+        lo, hi, first, count = (int(v) for v in head.split(":"))
+        rows = unpack_rows(joined)
         if order == "asc":
             more, nxt = hi < count, hi
         else:

@@ -130,7 +130,7 @@ def _apply(
         )
     base = row.message_count
     values = [
-        (sid, base + i, message.role == "context", dump_message_json(message))
+        (sid, base + i, message.role == "context", dump_message_json(message, sid))
         for i, message in enumerate(plan.rows)
     ]
     db.executemany(

@@ -3,7 +3,7 @@
 -- first and ties fall back to the member (the id), as list_sessions wants.
 
 local function index_set(ukey, sid, score, mode, ttl)
-  local fresh = redis.call('EXISTS', ukey) == 0
+  local fresh = ttl > 0 and redis.call('EXISTS', ukey) == 0
   if mode == 'LT' then
     redis.call('ZADD', ukey, 'LT', string.format('%d', score), sid)
   else

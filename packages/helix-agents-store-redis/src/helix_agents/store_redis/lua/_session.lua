@@ -26,9 +26,10 @@ local function fence_ok(run_id)
   return run[1] == run_id and run[2] == 'live'
 end
 
--- The activity time of a landed write: now, but strictly after the last one.
-local function next_activity()
-  local prev = tonumber(redis.call('HGET', META, 'la'))
+-- The activity time of a landed write: now, but strictly after the last one
+-- (`known`: the stored time, when the caller has already read it).
+local function next_activity(known)
+  local prev = tonumber(known or redis.call('HGET', META, 'la'))
   if prev and NOW <= prev then
     return prev + 1
   end
@@ -51,11 +52,12 @@ local function expire_session()
   end
 end
 
--- The end of every landed write: activity time, TTL, and the listing entry.
-local function landed(la, mode)
+-- The end of every landed write: activity time, TTL, and the listing entry
+-- (`known_ukey`: the session's index key, when the caller has already read it).
+local function landed(la, mode, known_ukey)
   redis.call('HSET', META, 'la', int(la))
   expire_session()
-  local ukey = redis.call('HGET', META, 'ukey')
+  local ukey = known_ukey or redis.call('HGET', META, 'ukey')
   if ukey and INLINE then
     index_set(ukey, SID, -la, mode, TTL)
   end

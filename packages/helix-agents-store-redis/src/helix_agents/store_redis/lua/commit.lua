@@ -1,17 +1,22 @@
 -- append_messages: SPEC §5, check by check, before the first write.
--- ARGV[5..]: has commit id, commit id, starts a run, run id, rewind_to (-1 none),
--- has fence, fence run id, expected count (-1 none), max_messages (0 none),
--- row count n, non-context row count, n rows ('c' or 'm' + JSON), then the
--- context deliveries (count, then key/offset pairs) and the late ones likewise.
-local has_cid, cid = ARGV[5] == '1', ARGV[6]
-local starting, run_id, rewind = ARGV[7] == '1', ARGV[8], tonumber(ARGV[9])
-local fenced, fence = ARGV[10] == '1', ARGV[11]
-local expect, max_messages = tonumber(ARGV[12]), tonumber(ARGV[13])
-local n, n_ui = tonumber(ARGV[14]), tonumber(ARGV[15])
-local ctx_at = 17 + n
-local n_ctx = tonumber(ARGV[ctx_at - 1])
-local late_at = ctx_at + 2 * n_ctx + 1
-local n_late = tonumber(ARGV[late_at - 1])
+-- ARGV[5]: the numbers, ':'-separated (one argument is cheaper to send than
+-- ten): has commit id, starts a run, rewind_to (-1 none), has fence, expected
+-- count (-1 none), max_messages (0 none), row count n, non-context row count,
+-- context deliveries, late deliveries. ARGV[6..8]: commit id, run id, fence
+-- run id. Then the n rows ('c' or 'm' + JSON), the context deliveries
+-- (key/offset pairs) and the late ones likewise.
+-- Landed (or replayed) it replies with one string, cheap for the client to read:
+-- 'first_index:message_count:replayed:last_activity:user index key'; a
+-- refusal is an array (see refuse in _session.lua).
+local h = {}
+for v in string.gmatch(ARGV[5], '[^:]+') do
+  h[#h + 1] = tonumber(v)
+end
+local has_cid, starting, rewind, fenced = h[1] == 1, h[2] == 1, h[3], h[4] == 1
+local expect, max_messages, n, n_ui, n_ctx, n_late = h[5], h[6], h[7], h[8], h[9], h[10]
+local cid, run_id, fence = ARGV[6], ARGV[7], ARGV[8]
+local ctx_at = 9 + n
+local late_at = ctx_at + 2 * n_ctx
 
 -- 1. the session exists; a commit id that already landed replays.
 if redis.call('EXISTS', META) == 0 then
@@ -22,9 +27,7 @@ local count, first, ui = tonumber(m[1]), tonumber(m[2]), tonumber(m[3])
 if has_cid then
   local landed_as = redis.call('HGET', CMT, cid)
   if landed_as then
-    local sep = string.find(landed_as, ':', 1, true)
-    return {'ok', tonumber(m[4]), m[5] or '', tonumber(string.sub(landed_as, 1, sep - 1)),
-      tonumber(string.sub(landed_as, sep + 1)), 1}
+    return landed_as .. ':1:' .. m[4] .. ':' .. (m[5] or '')
   end
 end
 
@@ -117,7 +120,7 @@ if starting then
   redis.call('SADD', RUNS, run_id)
 end
 local base = count
-push_rows(16, n)
+push_rows(9, n)
 count = count + n
 ui = ui + n_ui
 for _, span in ipairs({{CTXD, ctx_at, n_ctx}, {LATED, late_at, n_late}}) do
@@ -139,6 +142,5 @@ if max_messages > 0 then
   end
 end
 redis.call('HSET', META, 'count', count, 'first', first, 'ui', ui)
-local reply = landed(next_activity(), 'LT')
-reply[4], reply[5], reply[6] = base, count, 0
-return reply
+local reply = landed(next_activity(m[4]), 'LT', m[5])
+return int(base) .. ':' .. int(count) .. ':0:' .. int(reply[2]) .. ':' .. reply[3]

@@ -1,5 +1,7 @@
 -- The source half of clone_session: rows [first, up_to) and the checkpoints in
 -- range, read in one consistent step. ARGV[1]: up_to (-1 = every row).
+-- KEYS: meta, rows, ckpt, ckptn.
+local META, ROWS, CKPT, CKPTN = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 if redis.call('EXISTS', META) == 0 then
   return {'nf'}
 end

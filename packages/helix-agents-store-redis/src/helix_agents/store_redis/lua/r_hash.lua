@@ -1,13 +1,10 @@
--- Approvals or checkpoints (ARGV[1] = 'appr' or 'ckpt'): every value, or the one
--- under ARGV[2] when given.
+-- Approvals or checkpoints: every value, or the one under ARGV[1] when given.
+-- KEYS: meta, then the hash (appr or ckpt).
+local META, HASH = KEYS[1], KEYS[2]
 if redis.call('EXISTS', META) == 0 then
   return {'nf'}
 end
-local hash = APPR
-if ARGV[1] == 'ckpt' then
-  hash = CKPT
+if ARGV[1] then
+  return {'ok', {redis.call('HGET', HASH, ARGV[1])}}
 end
-if ARGV[2] then
-  return {'ok', {redis.call('HGET', hash, ARGV[2])}}
-end
-return {'ok', redis.call('HVALS', hash)}
+return {'ok', redis.call('HVALS', HASH)}

@@ -1,6 +1,9 @@
 -- page_messages. ARGV: order, start index (-1 = from the end the order starts at), limit.
+-- One string: 'lo:hi:first:count', then the rows, joined by newlines (as r_tail).
+-- Nil when the session does not exist. KEYS: meta, rows.
+local META, ROWS = KEYS[1], KEYS[2]
 if redis.call('EXISTS', META) == 0 then
-  return {'nf'}
+  return false
 end
 local m = redis.call('HMGET', META, 'first', 'count')
 local first, count = tonumber(m[1]), tonumber(m[2])
@@ -19,4 +22,5 @@ local rows = {}
 if hi > lo then
   rows = redis.call('LRANGE', ROWS, lo - first, hi - first - 1)
 end
-return {'ok', lo, hi, first, count, rows}
+table.insert(rows, 1, string.format('%d:%d:%d:%d', lo, hi, first, count))
+return table.concat(rows, '\n')

@@ -1,15 +1,13 @@
--- list_undelivered_*: the records of ARGV[1] ('ctx' or 'late') not yet delivered.
+-- list_undelivered_*: the queued records not yet delivered.
+-- KEYS: meta, then the queue's hash (ctx or late) and its delivered sorted set.
+local META, HASH, ZSET = KEYS[1], KEYS[2], KEYS[3]
 if redis.call('EXISTS', META) == 0 then
   return {'nf'}
 end
-local hash, zset = CTX, CTXD
-if ARGV[1] == 'late' then
-  hash, zset = LATE, LATED
-end
-local all = redis.call('HGETALL', hash)
+local all = redis.call('HGETALL', HASH)
 local queued = {}
 for i = 1, #all, 2 do
-  if not redis.call('ZSCORE', zset, all[i]) then
+  if not redis.call('ZSCORE', ZSET, all[i]) then
     queued[#queued + 1] = all[i + 1]
   end
 end
