@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 from typing import Any
 
 import psycopg
 import pytest
+from psycopg import sql
 from psycopg_pool import AsyncConnectionPool
 
 from helix_agents.core import (
@@ -50,6 +52,19 @@ async def test_open_store_by_url_with_pool_options(pg_url: str, schema: str, sch
         assert (await store.get_session("s")) is not None
 
 
+async def test_url_with_percent_encoded_libpq_options_opens(pg_url: str, migrated: str) -> None:
+    """A space in a libpq parameter stays percent-encoded (libpq reads no "+" as a space)."""
+    url = _with_query(pg_url, "options=-c%20statement_timeout%3D5s&max_size=2")
+    assert "options=-c%20statement_timeout%3D5s" in split_url(url)[0]
+    async with open_store(url, namespace=migrated) as store:
+        assert isinstance(store, PostgresStateStore)
+        async with store.pool.connection() as conn:
+            cur = await conn.execute("SHOW statement_timeout")
+            assert await cur.fetchone() == ("5s",)
+        await store.create_session("s")
+        assert await store.get_message_count("s") == 0
+
+
 def test_bad_url_options_and_arguments_are_validation_errors() -> None:
     """A malformed option value, both or neither of conninfo and pool, a bad schema."""
     assert split_url("postgresql://h/db?sslmode=disable&max_size=4")[1] == {"max_size": 4}
@@ -82,6 +97,33 @@ async def test_application_pool_with_transactional_connections(pg_url: str, migr
             assert await cur.fetchone() == (1,)
         with pytest.raises(StoreUnavailableError):
             await store.get_session("s")
+
+
+async def test_deleting_a_session_deletes_its_rows_even_racing_a_commit(
+    open_store: Any, migrated: str
+) -> None:
+    """Rows go with their session (the delete takes them, under the session row lock)."""
+    row = ChatMessage(role="user", content="a")
+    async with open_store(pool_settings=PoolSettings(min_size=2, max_size=4)) as store:
+        for n in range(20):
+            await store.create_session(f"s{n}")
+            await store.append_messages(f"s{n}", MessageCommit(messages=(row,)))
+            raced = await asyncio.gather(
+                store.append_messages(f"s{n}", MessageCommit(messages=(row, row))),
+                store.delete_session(f"s{n}"),
+                return_exceptions=True,
+            )
+            assert raced[1] is True
+        assert await store.delete_session("s0") is False
+        async with store.pool.connection() as conn:
+            cur = await conn.execute(
+                sql.SQL("SELECT count(*) FROM {}.__agents_messages").format(
+                    sql.Identifier(migrated)
+                )
+            )
+            assert await cur.fetchone() == (0,)
+        await store.create_session("s0")
+        assert await store.get_messages("s0") == []
 
 
 async def test_every_method_of_a_closed_store_is_unavailable(open_store: Any) -> None:

@@ -238,7 +238,10 @@ class StoreBase:
 
 async def _execute(conn: AsyncConnection[Any], query: bytes, params: Params) -> list[Row]:
     # One statement in autocommit is its own transaction: no BEGIN/COMMIT round trips.
-    async with _autocommit(conn), conn.cursor(row_factory=tuple_row) as cur:
+    if not conn.autocommit:
+        async with _autocommit(conn):
+            return await _execute(conn, query, params)
+    async with conn.cursor(row_factory=tuple_row) as cur:
         await cur.execute(query, params, prepare=False)
         return await cur.fetchall()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
@@ -78,7 +78,8 @@ def split_url(url: str) -> tuple[str, dict[str, Any]]:
             options[key] = convert(value)
         except ValueError:
             raise ValidationError(f"store URL option {key}={value!r} is not valid") from None
-    return urlunsplit(parts._replace(query=urlencode(rest))), options
+    # Percent-encode spaces (libpq does not read "+" as a space).
+    return urlunsplit(parts._replace(query=urlencode(rest, quote_via=quote))), options
 
 
 def valid_schema(schema: object) -> str:

@@ -9,6 +9,10 @@ round trip of rows and payloads (MSG-1):
 * it keeps numbers as ``numeric`` and prints them without an exponent, so a
   float such as ``1e+100`` would come back as an int; floats are therefore
   written in positional notation with a fraction (``1000…0.0``).
+
+Most values need neither: :func:`dumps` writes them with ``json.dumps`` and
+takes the careful writer only when that text holds a NUL, the escape
+character or a float with an exponent (or something that looks like one).
 """
 
 from __future__ import annotations
@@ -19,15 +23,22 @@ import re
 from decimal import Decimal
 from typing import Any
 
-__all__ = ["dumps", "loads"]
+from helix_agents.core import Message, parse_message, parse_message_json
+
+__all__ = ["dumps", "loads", "parse_row"]
 
 _ESCAPE = "\ue000"
 _ESCAPES = {"\ue001": _ESCAPE, "\ue002": "\x00"}
 _UNESCAPE = re.compile("\ue000([\ue001\ue002])")
+# A float's exponent in json.dumps' text (or text in a string that looks like one).
+_EXPONENT = re.compile("[0-9]e[-+]")
 
 
 def dumps(value: Any) -> str:
-    """JSON text of ``value`` (JSON types only) for a ``jsonb`` parameter."""
+    """JSON text of ``value`` (JSON types only, string keys) for a ``jsonb`` parameter."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    if not _jsonb_would_alter(text):
+        return text
     parts: list[str] = []
     _write(value, parts)
     return "".join(parts)
@@ -37,6 +48,21 @@ def loads(text: str) -> Any:
     """The value :func:`dumps` wrote, from the text of a ``jsonb`` value."""
     value = json.loads(text)
     return _unescape(value) if _ESCAPE in text else value
+
+
+def parse_row(text: str) -> Message:
+    """The row :func:`dumps` wrote, from the text of its ``jsonb`` body."""
+    if _ESCAPE in text:
+        return parse_message(loads(text))
+    return parse_message_json(text)
+
+
+def _jsonb_would_alter(text: str) -> bool:
+    # An escaped NUL, the escape character, a float's exponent; a false alarm
+    # (the same characters inside a string) only costs the careful writer.
+    if "\\u0000" in text or _ESCAPE in text:
+        return True
+    return ("e+" in text or "e-" in text) and _EXPONENT.search(text) is not None
 
 
 def _write(value: Any, out: list[str]) -> None:

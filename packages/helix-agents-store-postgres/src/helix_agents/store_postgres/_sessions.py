@@ -75,7 +75,7 @@ class SessionsMixin(StoreBase):
             session_id=session_id,
             write=True,
         )
-        return bool(rows)
+        return bool(rows[0][0])
 
     async def clear_session(self, session_id: str) -> None:
         """Drop rows and queues; keep the session, its user and metadata; cancel a live run."""

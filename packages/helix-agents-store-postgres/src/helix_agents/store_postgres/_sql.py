@@ -1,8 +1,9 @@
 """The statements the store sends: each operation is ONE statement, so one round trip.
 
-Writes call the server-side functions of migrations 2 and 3; reads are
-single SELECTs whose first table is the session row, so that "no such
-session" and the data come back together, from one snapshot. Every
+Writes call the server-side functions of migrations 2 to 4; reads are
+single SELECTs whose first table is the session row (the last rows: through
+a function of migration 4 that does the same), so that "no such session" and
+the data come back together, from one snapshot. Every
 statement names its schema explicitly (no ``search_path``, no session state,
 no server-side prepared statements: safe behind PgBouncer's transaction
 pooling). JSON comes back as text, decoded by the store.
@@ -49,7 +50,7 @@ class Statements:
         b" (session_id, user_id, created_at, last_activity_at, metadata)"
         b" VALUES (%s, %s, %s, %s, %s::jsonb) ON CONFLICT DO NOTHING RETURNING 1"
     )
-    delete: bytes = b"DELETE FROM {s}.__agents_sessions WHERE session_id = %s RETURNING 1"
+    delete: bytes = b"SELECT {s}.__agents_delete(%s::text)"
 
     # Reads.
     session: bytes = (
@@ -68,12 +69,9 @@ class Statements:
         b" OR (x.last_activity_at = %(at)s AND x.session_id > %(id)s::text))"
         b" ORDER BY x.last_activity_at DESC, x.session_id LIMIT %(limit)s"
     )
+    # A PL/pgSQL function, so that the plan of the read is kept (migration 4).
     messages: bytes = (
-        b"SELECT m.body::text "
-        + _SESSION_ROW.encode()
-        + b"LEFT JOIN LATERAL (SELECT idx, body FROM {s}.__agents_messages"
-        b"  WHERE session_id = x.session_id ORDER BY idx DESC LIMIT %s::bigint) m ON true"
-        b" WHERE x.session_id = %s ORDER BY m.idx"
+        b"SELECT t.row_text FROM {s}.__agents_tail(%s::text, %s::bigint) t ORDER BY t.row_idx"
     )
     page_asc: bytes = (
         b"SELECT x.first_index, x.message_count, m.body::text "

@@ -23,7 +23,6 @@ from helix_agents.core import (
     decode_message_cursor,
     dump_message,
     encode_message_cursor,
-    parse_message,
 )
 
 from . import _json
@@ -116,9 +115,9 @@ class PostgresStateStore(SessionsMixin, QueuesMixin):
                 lambda: check_limit(session_id, "limit", limit, 0, 2**62),
             )
         rows = await self._session_rows(
-            self._sql.messages, (limit, session_id), session_id, "get_messages"
+            self._sql.messages, (session_id, limit), session_id, "get_messages"
         )
-        return [parse_message(_json.loads(body)) for (body,) in rows if body is not None]
+        return [_json.parse_row(body) for (body,) in rows if body is not None]
 
     async def get_message_count(self, session_id: str) -> int:
         """All rows, context rows included."""
@@ -159,7 +158,7 @@ class PostgresStateStore(SessionsMixin, QueuesMixin):
                 self._sql.page_desc, params, session_id, "page_messages"
             )
         first, count = int(rows[0][0]), int(rows[0][1])
-        page = tuple(parse_message(_json.loads(body)) for _, _, body in rows if body is not None)
+        page = tuple(_json.parse_row(body) for _, _, body in rows if body is not None)
         if order == "asc":
             hi = min(count, max(first, start if start is not None else first) + limit)
             more, nxt = hi < count, hi
