@@ -25,6 +25,7 @@ from ._helpers import (
     item,
     notice,
     snapshot,
+    start,
     user,
 )
 
@@ -211,6 +212,16 @@ class MessageRules:
             assert desc.messages == (rows[4], rows[3])
             rest = await store.page_messages(sid, limit=2, order="desc", cursor=desc.next_cursor)
             assert rest.messages == (rows[2],) and rest.next_cursor is None
+            # Rows retention dropped cannot be cut into: truncate, rewind and clone refuse.
+            before = await snapshot(store, sid)
+            with pytest.raises(ValidationError):
+                await store.truncate_messages(sid, 1)
+            with pytest.raises(ValidationError):
+                await store.append_messages(sid, commit(user(), start_run=start("r1", 1)))
+            with pytest.raises(ValidationError):
+                await store.clone_session(sid, "clone-below", up_to=1)
+            assert await snapshot(store, sid) == before
+            assert await store.get_session("clone-below") is None
             later = await store.append_messages(sid, commit(user("5"), expect_message_count=5))
             assert later.first_index == 5
             assert (await store.get_session(sid)).message_count == 6  # type: ignore[union-attr]

@@ -106,8 +106,8 @@ def not_found(session_id: str) -> SessionNotFoundError:
 def raise_commit_refusal(session_id: str, commit: MessageCommit, reply: Sequence[Any]) -> NoReturn:
     """Raise the error of a refused commit by running core's checks on the state it read."""
     refusal = Refusal.parse(reply)
-    if refusal.code == "retained":
-        refusal.raise_error(session_id)
+    if refusal.code == "retained":  # the rewind reaches below the retained rows
+        refusal.raise_error(session_id, keep=int(refusal.extra[0]))
     used = bool(int(refusal.extra[0]))
     pairs = list(refusal.extra[1:])
     ctx_keys = [d.key for d in commit.deliver_context_items]
