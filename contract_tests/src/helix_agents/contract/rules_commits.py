@@ -145,6 +145,13 @@ class CommitRules:
         again = await store.append_messages(sid, commit(user("a"), commit_id="c-a"))
         assert not again.replayed and again.first_index == 1
         assert await store.get_message_count(sid) == 2
+        # A commit of no rows is forgotten once the log it landed on is cut.
+        empty = await store.append_messages(sid, commit(commit_id="c-empty"))
+        assert (empty.first_index, empty.message_count) == (2, 2)
+        await store.truncate_messages(sid, 2)
+        assert (await store.append_messages(sid, commit(commit_id="c-empty"))).replayed
+        await store.truncate_messages(sid, 1)
+        assert not (await store.append_messages(sid, commit(commit_id="c-empty"))).replayed
 
     @rule("IDEM-3", requires="shared_instances")
     async def test_IDEM_3_concurrent_sends_land_once(self, store_factory: StoreFactory) -> None:
