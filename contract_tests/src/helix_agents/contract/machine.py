@@ -6,7 +6,7 @@ import asyncio
 import os
 import uuid
 from collections.abc import Callable, Coroutine
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from hypothesis import HealthCheck, note, settings
@@ -21,9 +21,12 @@ from hypothesis.stateful import (
 
 from helix_agents.core import (
     ChatMessage,
+    Checkpoint,
     ContextItem,
     ContextItemDelivery,
     ContextMessage,
+    LateAnswer,
+    LateAnswerDelivery,
     Message,
     MessageCommit,
     PendingApproval,
@@ -139,6 +142,7 @@ class StoreMachine(RuleBasedStateMachine):
         expect=EXPECT,
         fence=FENCE,
         deliver=DELIVER,
+        deliver_late=DELIVER,
         commit_id=st.one_of(st.none(), st.sampled_from(["c0", "c1", "c2"])),
     )
     def append(
@@ -148,9 +152,10 @@ class StoreMachine(RuleBasedStateMachine):
         expect: str,
         fence: str | None,
         deliver: list[str],
+        deliver_late: list[str],
         commit_id: str | None,
     ) -> None:
-        self._commit(sid, n, None, None, expect, fence, deliver, commit_id)
+        self._commit(sid, n, None, None, expect, fence, deliver, deliver_late, commit_id)
 
     @rule(
         sid=SIDS,
@@ -158,11 +163,18 @@ class StoreMachine(RuleBasedStateMachine):
         run_id=RUNS,
         rewind_to=st.one_of(st.none(), st.integers(0, 6)),
         deliver=DELIVER,
+        deliver_late=DELIVER,
     )
     def start_run(
-        self, sid: str, n: int, run_id: str, rewind_to: int | None, deliver: list[str]
+        self,
+        sid: str,
+        n: int,
+        run_id: str,
+        rewind_to: int | None,
+        deliver: list[str],
+        deliver_late: list[str],
     ) -> None:
-        self._commit(sid, n, run_id, rewind_to, "stale", None, deliver, None)
+        self._commit(sid, n, run_id, rewind_to, "stale", None, deliver, deliver_late, None)
 
     def fence(self, sid: str, choice: str | None) -> str | None:
         """``"current"`` stands for the model's current run, whatever it is then."""
@@ -180,17 +192,22 @@ class StoreMachine(RuleBasedStateMachine):
         expect: str,
         fence: str | None,
         deliver: list[str],
+        deliver_late: list[str],
         commit_id: str | None,
     ) -> None:
         fence = self.fence(sid, fence)
         model_session = self.model.sessions.get(sid)
         count = len(model_session.rows) if model_session else 0
         expected_count = {"none": None, "right": count, "stale": count + 1}[expect]
-        if deliver == ["queued"]:
-            queued = model_session.items.items() if model_session else []
-            deliver = [key for key, index in queued if index is None][: max(n, 1)]
+
+        def chosen(keys: list[str], queue: dict[str, int | None] | None) -> list[tuple[str, int]]:
+            if keys == ["queued"]:
+                keys = [key for key, index in (queue or {}).items() if index is None][: max(n, 1)]
+            return [(key, i % n if n else 0) for i, key in enumerate(keys)]
+
+        pairs = chosen(deliver, model_session.items if model_session else None)
+        late_pairs = chosen(deliver_late, model_session.late if model_session else None)
         texts = self.rows(n)
-        pairs = [(key, i % n if n else 0) for i, key in enumerate(deliver)]
         commit = MessageCommit(
             messages=tuple(_row(t) for t in texts),
             start_run=None if run_id is None else StartRun(run_id=run_id, rewind_to=rewind_to),
@@ -198,6 +215,9 @@ class StoreMachine(RuleBasedStateMachine):
             expect_message_count=expected_count,
             commit_id=commit_id,
             deliver_context_items=tuple(ContextItemDelivery(key=k, row_offset=o) for k, o in pairs),
+            deliver_late_answers=tuple(
+                LateAnswerDelivery(call_id=k, row_offset=o) for k, o in late_pairs
+            ),
         )
         self.both(
             lambda: self.model.commit(
@@ -208,6 +228,7 @@ class StoreMachine(RuleBasedStateMachine):
                 fence=fence,
                 expect=expected_count,
                 deliver=pairs,
+                deliver_late=late_pairs,
                 commit_id=commit_id,
             ),
             self._append(sid, commit),
@@ -229,20 +250,52 @@ class StoreMachine(RuleBasedStateMachine):
             self.store.finish_run(self.prefix + sid, fenced, status),
         )
 
-    @rule(sid=SIDS, keys=st.lists(KEYS, min_size=1, max_size=3), fence=FENCE)
-    def record(self, sid: str, keys: list[str], fence: str | None) -> None:
+    @rule(sid=SIDS, keys=st.lists(KEYS, min_size=1, max_size=3), fence=FENCE, late=st.booleans())
+    def record(self, sid: str, keys: list[str], fence: str | None, late: bool) -> None:
         fence = self.fence(sid, fence)
         for key in keys:
-            record = StoredContextItem(
-                key=key, item=ContextItem(kind="instruction", content=key), at=T0
-            )
             self.both(
-                lambda key=key: self.model.record(sid, key, fence),  # type: ignore[misc]
-                self._record(sid, record, fence),
+                lambda key=key: self.model.record(sid, key, fence, late=late),  # type: ignore[misc]
+                self._record(sid, key, fence, late),
             )
 
-    async def _record(self, sid: str, record: StoredContextItem, fence: str | None) -> bool:
-        result = await self.store.record_context_item(self.prefix + sid, record, fence_run_id=fence)
+    async def _record(self, sid: str, key: str, fence: str | None, late: bool) -> bool:
+        if late:
+            answer = LateAnswer(call_id=key, tool_name="t", output={"k": key}, at=T0)
+            result = await self.store.record_late_answer(
+                self.prefix + sid, answer, fence_run_id=fence
+            )
+        else:
+            item = ContextItem(kind="instruction", content=key)
+            record = StoredContextItem(key=key, item=item, at=T0)
+            result = await self.store.record_context_item(
+                self.prefix + sid, record, fence_run_id=fence
+            )
+        return result.recorded
+
+    @rule(
+        sid=SIDS,
+        checkpoint_id=st.sampled_from(["p0", "p1", "p2"]),
+        count=st.integers(0, 6),
+        fence=FENCE,
+    )
+    def checkpoint(self, sid: str, checkpoint_id: str, count: int, fence: str | None) -> None:
+        fence = self.fence(sid, fence)
+        self.counter += 1
+        saved = Checkpoint(
+            checkpoint_id=checkpoint_id,
+            run_id="r",
+            message_count=count,
+            state={"n": self.counter},
+            created_at=T0 + timedelta(seconds=self.counter),
+        )
+        self.both(
+            lambda: self.model.save_checkpoint(sid, checkpoint_id, count, fence),
+            self._checkpoint(sid, saved, fence),
+        )
+
+    async def _checkpoint(self, sid: str, saved: Checkpoint, fence: str | None) -> bool:
+        result = await self.store.save_checkpoint(self.prefix + sid, saved, fence_run_id=fence)
         return result.recorded
 
     @rule(sid=SIDS, keep=st.integers(0, 6))
@@ -305,8 +358,20 @@ class StoreMachine(RuleBasedStateMachine):
             assert sorted(r.key for r in queued) == sorted(
                 k for k, i in expected.items.items() if i is None
             )
+            late = await self.store.list_undelivered_late_answers(self.prefix + sid)
+            assert sorted(a.call_id for a in late) == sorted(
+                k for k, i in expected.late.items() if i is None
+            )
+            checkpoints = await self.store.list_checkpoints(self.prefix + sid)
+            assert {c.checkpoint_id: c.message_count for c in checkpoints} == expected.checkpoints
+            latest = await self.store.latest_checkpoint(self.prefix + sid)
+            assert latest == (max(checkpoints, key=_rank) if checkpoints else None)
             pending = await self.store.list_pending_approvals(self.prefix + sid)
             assert sorted(a.approval_id for a in pending) == sorted(expected.pending)
+
+
+def _rank(checkpoint: Checkpoint) -> tuple[int, datetime]:
+    return (checkpoint.message_count, checkpoint.created_at)
 
 
 def _same(expected: object, actual: object) -> bool:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from helix_agents.core import (
     ApprovalNotFoundError,
     ContextItemDeliveryConflictError,
+    LateAnswerDeliveryConflictError,
     MessageCountConflictError,
     RunSupersededError,
     SessionExistsError,
@@ -25,16 +26,20 @@ class ModelSession:
     run: tuple[str, str] | None = None
     run_ids: set[str] = field(default_factory=set)
     items: dict[str, int | None] = field(default_factory=dict)
+    late: dict[str, int | None] = field(default_factory=dict)
+    checkpoints: dict[str, int] = field(default_factory=dict)
     commits: dict[str, tuple[int, int]] = field(default_factory=dict)
     pending: set[str] = field(default_factory=set)
     resolved: set[str] = field(default_factory=set)
 
     def cut(self, keep: int) -> None:
-        """Truncate to ``keep`` rows, re-opening items and forgetting commits past it."""
+        """Truncate to ``keep`` rows, re-opening what they delivered, dropping what lay past it."""
         del self.rows[keep:]
-        for key, index in self.items.items():
-            if index is not None and index >= keep:
-                self.items[key] = None
+        for queue in (self.items, self.late):
+            for key, index in queue.items():
+                if index is not None and index >= keep:
+                    queue[key] = None
+        self.checkpoints = {c: n for c, n in self.checkpoints.items() if n <= keep}
         self.commits = {c: r for c, r in self.commits.items() if r[1] <= keep}
 
     def fenced_by(self, run_id: str | None) -> bool:
@@ -71,12 +76,13 @@ class SessionModel:
         fence: str | None,
         expect: int | None,
         deliver: list[tuple[str, int]],
+        deliver_late: list[tuple[str, int]],
         commit_id: str | None,
     ) -> tuple[int, int, bool]:
         s = self._get(sid)
         if commit_id is not None and commit_id in s.commits:
             return (*s.commits[commit_id], True)
-        if any(not 0 <= offset < len(rows) for _, offset in deliver):
+        if any(not 0 <= offset < len(rows) for _, offset in [*deliver, *deliver_late]):
             raise ValidationError(sid)
         if run_id is not None and (
             (rewind_to is not None and rewind_to > len(s.rows))
@@ -88,13 +94,17 @@ class SessionModel:
             raise RunSupersededError(sid)
         if run_id is None and expect is not None and expect != len(s.rows):
             raise MessageCountConflictError(sid)
-        keys = [key for key, _ in deliver]
-        for key in keys:
-            if keys.count(key) > 1 or key not in s.items:
-                raise ContextItemDeliveryConflictError(sid)
-            index = s.items[key]
-            if index is not None and (rewind_to is None or index < rewind_to):
-                raise ContextItemDeliveryConflictError(sid)
+        for queue, pairs, error in (
+            (s.items, deliver, ContextItemDeliveryConflictError),
+            (s.late, deliver_late, LateAnswerDeliveryConflictError),
+        ):
+            keys = [key for key, _ in pairs]
+            for key in keys:
+                if keys.count(key) > 1 or key not in queue:
+                    raise error(sid)
+                index = queue[key]
+                if index is not None and (rewind_to is None or index < rewind_to):
+                    raise error(sid)
         if rewind_to is not None:
             s.cut(rewind_to)
         if run_id is not None:
@@ -104,6 +114,8 @@ class SessionModel:
         s.rows += rows
         for key, offset in deliver:
             s.items[key] = base + offset
+        for key, offset in deliver_late:
+            s.late[key] = base + offset
         if commit_id is not None:
             s.commits[commit_id] = (base, len(s.rows))
         return base, len(s.rows), False
@@ -114,13 +126,25 @@ class SessionModel:
             raise RunSupersededError(sid)
         s.run = (run_id, status)
 
-    def record(self, sid: str, key: str, fence: str | None) -> bool:
+    def record(self, sid: str, key: str, fence: str | None, *, late: bool = False) -> bool:
         s = self._get(sid)
         if s.fenced_by(fence):
             raise RunSupersededError(sid)
-        if key in s.items:
+        queue = s.late if late else s.items
+        if key in queue:
             return False
-        s.items[key] = None
+        queue[key] = None
+        return True
+
+    def save_checkpoint(self, sid: str, checkpoint_id: str, count: int, fence: str | None) -> bool:
+        s = self._get(sid)
+        if count > len(s.rows):
+            raise ValidationError(sid)
+        if s.fenced_by(fence):
+            raise RunSupersededError(sid)
+        if checkpoint_id in s.checkpoints:
+            return False
+        s.checkpoints[checkpoint_id] = count
         return True
 
     def truncate(self, sid: str, keep: int) -> None:
@@ -136,7 +160,10 @@ class SessionModel:
             raise ValidationError(sid)
         if target in self.sessions:
             raise SessionExistsError(target)
-        self.sessions[target] = ModelSession(rows=s.rows[:end])
+        self.sessions[target] = ModelSession(
+            rows=s.rows[:end],
+            checkpoints={c: n for c, n in s.checkpoints.items() if n <= end},
+        )
 
     def add_approval(self, sid: str, approval_id: str) -> None:
         s = self._get(sid)
