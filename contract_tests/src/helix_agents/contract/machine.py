@@ -6,7 +6,7 @@ import asyncio
 import os
 import uuid
 from collections.abc import Callable, Coroutine
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from hypothesis import HealthCheck, note, settings
@@ -38,25 +38,20 @@ from helix_agents.core import (
 )
 
 from ._base import StoreFactory
+from ._helpers import T0
 from .model import SessionModel
 
 __all__ = ["PROFILE_ENV", "run_state_machine"]
 
 PROFILE_ENV = "HELIX_CONTRACT_PROFILE"
-settings.register_profile(
-    "helix-ci",
-    max_examples=20,
-    stateful_step_count=25,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-settings.register_profile(
-    "helix-thorough",
-    max_examples=300,
-    stateful_step_count=60,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+for _name, _examples, _steps in (("helix-ci", 20, 25), ("helix-thorough", 300, 60)):
+    settings.register_profile(
+        _name,
+        max_examples=_examples,
+        stateful_step_count=_steps,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
 
 _T = TypeVar("_T")
 SIDS = st.sampled_from(["s0", "s1"])
@@ -66,7 +61,6 @@ FENCE = st.sampled_from([None, None, None, "current", "current", "r5"])
 EXPECT = st.sampled_from(["none", "right", "right", "stale"])
 # "queued" delivers what the model has queued (valid); a bare key may be missing or delivered.
 DELIVER = st.one_of(st.just(["queued"]), st.lists(KEYS, max_size=2))
-T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def _row(text: str) -> Message:

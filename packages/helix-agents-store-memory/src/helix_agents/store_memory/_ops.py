@@ -7,6 +7,7 @@ from datetime import datetime
 from helix_agents.core import (
     CommitPlan,
     CommitState,
+    MessageCommit,
     RunInfo,
     assert_retained,
     commit_survives,
@@ -19,15 +20,25 @@ from ._state import SessionData
 __all__ = ["apply_plan", "commit_state", "cut_rows", "retain"]
 
 
-def commit_state(session: SessionData, commit_id: str | None) -> CommitState:
-    """What the shared pre-checks need, read from ``session``."""
+def commit_state(session: SessionData, commit: MessageCommit) -> CommitState:
+    """What the shared pre-checks need, read from ``session``: only the keys the commit names."""
+    items = {
+        d.key: session.items[d.key][1]
+        for d in commit.deliver_context_items
+        if d.key in session.items
+    }
+    late = {
+        d.call_id: session.late[d.call_id][1]
+        for d in commit.deliver_late_answers
+        if d.call_id in session.late
+    }
     return CommitState(
         message_count=session.message_count,
         current_run=session.current_run,
         run_id_used=session.run_ids.__contains__,
-        context_items={key: index for key, (_, index) in session.items.items()},
-        late_answers={key: index for key, (_, index) in session.late.items()},
-        replay=None if commit_id is None else session.commits.get(commit_id),
+        context_items=items,
+        late_answers=late,
+        replay=None if commit.commit_id is None else session.commits.get(commit.commit_id),
     )
 
 

@@ -233,7 +233,7 @@ class MemoryStateStore:
         """Append rows with the checks and deliveries of the commit, atomically."""
         with self._session(session_id) as session:
             commit = coerce(MessageCommit, commit, session_id)
-            outcome = check_commit(session_id, commit, commit_state(session, commit.commit_id))
+            outcome = check_commit(session_id, commit, commit_state(session, commit))
             if isinstance(outcome, CommitResult):
                 return outcome
             now = self._clock()
