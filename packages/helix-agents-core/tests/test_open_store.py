@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from helix_agents.core import ValidationError, open_store, registry
+from helix_agents.core import ValidationError, open_store, redact_url, registry
 from helix_agents.store_memory import MemoryStateStore
 
 
@@ -46,3 +46,30 @@ def anyio_backend() -> str:
 
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.parametrize(
+    ("url", "secret"),
+    [
+        ("postgresql://app:s3cret@db:5432/x", "s3cret"),
+        ("redis://:s3cret@127.0.0.1:abc/0", "s3cret"),
+        ("redis+cluster://u:s3cret@h1:1,h2:2", "s3cret"),
+        ("mysql://app:p@ss:w0rd@h/x", "p@ss:w0rd"),
+        ("rediss://h/0?password=s3cret&x=1", "s3cret"),
+        ("host=h password='s 3 cret' user=u", "3 cret"),
+    ],
+)
+def test_redact_url_masks_every_secret(url: str, secret: str) -> None:
+    shown = redact_url(url)
+    assert secret not in shown
+    assert "***" in shown
+
+
+@pytest.mark.parametrize(
+    "url", ["mysql://app:s3cret@db/x", "postgresql//app:s3cret@db/x", "http://[bad:s3cret@"]
+)
+def test_open_store_refusals_never_echo_a_password(url: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        open_store(url)
+    assert "s3cret" not in str(caught.value)
+    assert caught.value.__cause__ is None or "s3cret" not in str(caught.value.__cause__)

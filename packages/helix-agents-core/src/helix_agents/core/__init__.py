@@ -17,6 +17,7 @@ from .errors import (
     SessionExistsError,
     SessionNotFoundError,
     StateStoreError,
+    StoreMisconfiguredError,
     StoreUnavailableError,
     ValidationError,
     is_message_count_conflict,
@@ -84,6 +85,7 @@ from .runtime import (
     late_answer_notice,
     lower_context_rows,
 )
+from .urls import redact_url
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -123,6 +125,7 @@ __all__ = [
     "SessionsPage",
     "StartRun",
     "StateStoreError",
+    "StoreMisconfiguredError",
     "StoreUnavailableError",
     "StoredContextItem",
     "ValidationError",
@@ -157,6 +160,7 @@ __all__ = [
     "open_store",
     "parse_message",
     "parse_message_json",
+    "redact_url",
     "reopen_on_truncate",
     "undelivered_in_order",
 ]

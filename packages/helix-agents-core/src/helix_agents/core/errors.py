@@ -15,6 +15,7 @@ are wrapped, never leaked. Each concrete class carries a stable ``code`` and a
      │    └── LateAnswerDeliveryConflictError
      ├── ApprovalNotFoundError           state_approval_not_found
      ├── MigrationError                  state_migration
+     ├── StoreMisconfiguredError         state_misconfigured
      └── StoreUnavailableError           state_unavailable (retryable)
 """
 
@@ -33,6 +34,7 @@ __all__ = [
     "SessionExistsError",
     "SessionNotFoundError",
     "StateStoreError",
+    "StoreMisconfiguredError",
     "StoreUnavailableError",
     "ValidationError",
     "is_message_count_conflict",
@@ -140,6 +142,17 @@ class MigrationError(StateStoreError):
     """The backend's schema cannot be used: a changed, unknown or newer migration."""
 
     code = "state_migration"
+
+
+class StoreMisconfiguredError(StateStoreError):
+    """The server refused the connection for a reason retrying cannot fix.
+
+    A wrong password, an unknown database or role, a server that is not the
+    backend's kind, a TLS setting the server cannot meet. The server's own
+    reason is in the message and in ``__cause__``; no secret from the URL is.
+    """
+
+    code = "state_misconfigured"
 
 
 class StoreUnavailableError(StateStoreError):

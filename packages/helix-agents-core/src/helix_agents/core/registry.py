@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 from .errors import ValidationError
 from .protocol import SessionStateStore
+from .urls import redact_url
 
 __all__ = ["ENTRY_POINT_GROUP", "open_store"]
 
@@ -32,15 +33,22 @@ def open_store(url: str, **options: Any) -> SessionStateStore:
     An unknown scheme, or one whose backend is not installed, is a
     :class:`ValidationError` naming the distribution to install.
     """
-    scheme = urlsplit(url).scheme.lower() if isinstance(url, str) else ""
+    try:
+        scheme = urlsplit(url).scheme.lower() if isinstance(url, str) else ""
+    except ValueError as exc:
+        raise ValidationError(f"store URL {redact_url(url)!r} is malformed: {exc}") from None
     if not scheme:
-        raise ValidationError(f"store URL {url!r} has no scheme (try 'sqlite:///agent.db')")
+        raise ValidationError(
+            f"store URL {redact_url(url)!r} has no scheme (try 'sqlite:///agent.db')"
+        )
     found = entry_points(group=ENTRY_POINT_GROUP, name=scheme)
     if not found:
         dist = _DISTRIBUTIONS.get(scheme)
         if dist is None:
             known = ", ".join(f"{s}://" for s in _DISTRIBUTIONS)
-            raise ValidationError(f"unknown store URL scheme {scheme!r} in {url!r}; known: {known}")
+            raise ValidationError(
+                f"unknown store URL scheme {scheme!r} in {redact_url(url)!r}; known: {known}"
+            )
         raise ValidationError(f"no store is installed for {scheme}:// URLs: pip install {dist}")
     factory: Callable[..., SessionStateStore] = next(iter(found)).load()
     return factory(url, **options)
