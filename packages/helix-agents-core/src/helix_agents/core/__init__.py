@@ -24,6 +24,7 @@ from .errors import (
     is_retryable,
     lookup,
 )
+from .inputs import MAX_ID_BYTES, check_id
 from .messages import (
     ChatMessage,
     ContextItem,
@@ -89,6 +90,7 @@ from .urls import redact_url
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "MAX_ID_BYTES",
     "ApprovalNotFoundError",
     "ApprovalResolution",
     "ChatMessage",
@@ -135,6 +137,7 @@ __all__ = [
     "assert_retained",
     "check_checkpoint_count",
     "check_commit",
+    "check_id",
     "check_finish_status",
     "check_keep",
     "check_limit",
