@@ -7,11 +7,22 @@ exactly those of every other store.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import ssl
+import traceback
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from redis.exceptions import RedisClusterException, RedisError, ResponseError
+from redis.exceptions import (
+    AuthenticationError,
+    AuthenticationWrongNumberOfArgsError,
+    InvalidResponse,
+    NoPermissionError,
+    RedisClusterException,
+    RedisError,
+    ResponseError,
+)
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from helix_agents.core import (
     ApprovalNotFoundError,
@@ -20,6 +31,7 @@ from helix_agents.core import (
     RunInfo,
     SessionNotFoundError,
     StateStoreError,
+    StoreMisconfiguredError,
     StoreUnavailableError,
     assert_fence,
     assert_retained,
@@ -30,28 +42,74 @@ from helix_agents.core import (
 
 from ._codec import run_info
 
-__all__ = ["DRIVER_ERRORS", "Refusal", "raise_commit_refusal", "unavailable"]
+__all__ = ["DRIVER_ERRORS", "Refusal", "driver_error", "raise_commit_refusal"]
 
 DRIVER_ERRORS = (RedisError, RedisClusterException, OSError)
+# redis-py functions that run before a command is sent: a failure inside one sent nothing.
+_CONNECTING = frozenset(
+    {"connect", "connect_check_health", "_connect", "on_connect", "on_connect_check_health"}
+)
+_AUTH = (AuthenticationError, AuthenticationWrongNumberOfArgsError)
 
 
-def unavailable(
-    exc: BaseException, session_id: str | None, *, write: bool
-) -> StoreUnavailableError:
-    """``exc`` wrapped; ``may_have_landed`` when a write was sent and its outcome is unknown."""
+def driver_error(
+    exc: BaseException, session_id: str | None, *, write: bool, where: str = "Redis"
+) -> StoreUnavailableError | StoreMisconfiguredError:
+    """The core error for driver exception ``exc``; raise it ``from exc``.
+
+    StoreMisconfiguredError when retrying cannot fix it (authentication, ACL,
+    no such database, TLS, not a Redis server), else StoreUnavailableError,
+    whose ``may_have_landed`` says a write was sent and its outcome is unknown.
+    """
+    prefix = "" if session_id is None else f"session {session_id!r}: "
+    detail = f"{type(exc).__name__}: {exc}"
+    reason = misconfiguration(exc)
+    if reason is not None:
+        return StoreMisconfiguredError(
+            f"{prefix}{where} refused the store: {reason} ({detail})", session_id=session_id
+        )
     # A plain error reply means the server refused the command before running it,
     # except for a script that failed while running (writes before it stay).
     message = str(exc)
     refused = isinstance(exc, ResponseError) and not (
         "user_script" in message or "running script" in message
     )
-    err = StoreUnavailableError(
-        f"session {session_id!r}: Redis failed: {type(exc).__name__}: {exc}",
-        session_id=session_id,
-        may_have_landed=write and not refused,
+    sent = not refused and not _while_connecting(exc)
+    what = "did not answer in time" if isinstance(exc, RedisTimeoutError) else "failed"
+    return StoreUnavailableError(
+        f"{prefix}{where} {what}: {detail}", session_id=session_id, may_have_landed=write and sent
     )
-    err.__cause__ = exc
-    return err
+
+
+def misconfiguration(exc: BaseException) -> str | None:
+    """Why retrying cannot fix ``exc``, or ``None`` if it might."""
+    if any(isinstance(e, ssl.SSLError) for e in _chain(exc)):
+        return "TLS failed"
+    if isinstance(exc, _AUTH):
+        return "authentication failed"
+    if isinstance(exc, NoPermissionError):
+        return "the user may not run a command the store needs (ACL)"
+    if isinstance(exc, ResponseError) and "DB index is out of range" in str(exc):
+        return "no such database"
+    if isinstance(exc, InvalidResponse):
+        return "the server does not speak the Redis protocol"
+    return None
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def _while_connecting(exc: BaseException) -> bool:
+    return any(
+        frame.f_code.co_name in _CONNECTING and "redis" in frame.f_code.co_filename
+        for frame, _ in traceback.walk_tb(exc.__traceback__)
+    )
 
 
 @dataclass(frozen=True, slots=True)
