@@ -206,6 +206,18 @@ def tls_files(tmp_path_factory: pytest.TempPathFactory) -> TlsFiles:
 
 
 @pytest.fixture(scope="session")
+def tls_ca(tls_files: TlsFiles) -> Path:
+    """The CA that signed the TLS server's certificate."""
+    return tls_files.ca
+
+
+@pytest.fixture(scope="session")
+def tls_other_ca(tls_files: TlsFiles) -> Path:
+    """A CA that signed nothing the servers use."""
+    return tls_files.other_ca
+
+
+@pytest.fixture(scope="session")
 def tls_redis_port(redis_servers: RedisServers, tls_files: TlsFiles) -> int:
     """The port of a server of the tests' own that speaks only TLS."""
     return redis_servers.start(tls=tls_files)
@@ -221,10 +233,16 @@ def auth_redis_port(redis_servers: RedisServers) -> int:
 
 
 @pytest.fixture
-def frozen_redis(redis_servers: RedisServers) -> Iterator[tuple[int, RedisServers]]:
-    """A server of this test's own to freeze (``servers.freeze(port)``); thawed afterwards."""
+def frozen_redis(
+    redis_servers: RedisServers,
+) -> Iterator[tuple[str, Callable[[], None], Callable[[], None]]]:
+    """A server of this test's own, a function that freezes it and one that thaws it."""
     port = redis_servers.start()
-    yield port, redis_servers
+    yield (
+        f"redis://127.0.0.1:{port}/0",
+        lambda: redis_servers.freeze(port),
+        lambda: redis_servers.thaw(port),
+    )
     redis_servers.thaw(port)
 
 
@@ -264,14 +282,37 @@ def redis_cluster_url(redis_servers: RedisServers) -> str:
 
 @pytest.fixture(scope="session")
 def freezable_cluster_url(request: pytest.FixtureRequest, redis_servers: RedisServers) -> str:
-    """A cluster whose node processes were started here, so a test may freeze one briefly
-    (well under its node timeout): the session's, unless that one comes from the env."""
+    """A cluster whose node processes were started here: the session's, unless that one
+    comes from the env."""
     if os.environ.get("HELIX_REDIS_CLUSTER_URL"):
         if shutil.which("redis-server") is None or shutil.which("redis-cli") is None:
             backend_unavailable("no redis-server/redis-cli to start a cluster to freeze")
         return _start_cluster(redis_servers)
     url: str = request.getfixturevalue("redis_cluster_url")
     return url
+
+
+@pytest.fixture
+def cluster_freezer(
+    freezable_cluster_url: str, redis_servers: RedisServers
+) -> Iterator[tuple[str, Callable[[int], None], Callable[[int], None]]]:
+    """The cluster, and functions that freeze and thaw the node on a port (thawed at the end).
+
+    Keep a node frozen well under the cluster's node timeout (5 s), or the cluster fails.
+    """
+    frozen: set[int] = set()
+
+    def freeze(port: int) -> None:
+        frozen.add(port)
+        redis_servers.freeze(port)
+
+    def thaw(port: int) -> None:
+        frozen.discard(port)
+        redis_servers.thaw(port)
+
+    yield freezable_cluster_url, freeze, thaw
+    for port in frozen:
+        redis_servers.thaw(port)
 
 
 def drop_keys(url: str, namespace: str) -> None:

@@ -22,6 +22,7 @@ from redis.exceptions import (
     RedisError,
     ResponseError,
 )
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from helix_agents.core import (
@@ -50,6 +51,9 @@ _CONNECTING = frozenset(
     {"connect", "connect_check_health", "_connect", "on_connect", "on_connect_check_health"}
 )
 _AUTH = (AuthenticationError, AuthenticationWrongNumberOfArgsError)
+# What a server that is not plain Redis (a TLS-only one, another protocol) does to our hello.
+_HUNG_UP = ("Connection closed by server", "Connection reset by peer")
+_HUNG_UP_HINT = " (during the handshake: is it a Redis server, and does it want rediss://?)"
 
 
 def driver_error(
@@ -74,10 +78,14 @@ def driver_error(
     refused = isinstance(exc, ResponseError) and not (
         "user_script" in message or "running script" in message
     )
-    sent = not refused and not _while_connecting(exc)
+    connecting = _while_connecting(exc)
     what = "did not answer in time" if isinstance(exc, RedisTimeoutError) else "failed"
+    if connecting and isinstance(exc, RedisConnectionError) and any(m in message for m in _HUNG_UP):
+        detail += _HUNG_UP_HINT
     return StoreUnavailableError(
-        f"{prefix}{where} {what}: {detail}", session_id=session_id, may_have_landed=write and sent
+        f"{prefix}{where} {what}: {detail}",
+        session_id=session_id,
+        may_have_landed=write and not refused and not connecting,
     )
 
 
