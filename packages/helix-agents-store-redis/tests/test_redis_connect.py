@@ -187,3 +187,40 @@ async def test_tls_with_a_ca_that_did_not_sign_says_certificate(
     misconfigured(err, "TLS failed", "CERTIFICATE_VERIFY_FAILED")
     assert took < 2
     assert_hidden(SECRET, err)
+
+
+# The wrong kind of Redis, or a setting it refuses
+
+
+async def test_cluster_url_on_a_standalone_server_is_misconfigured(private_redis_url: str) -> None:
+    cluster_url = private_redis_url.replace("redis://", "redis+cluster://").rsplit("/", 1)[0]
+    err, took = await open_fails(cluster_url)
+    misconfigured(err, "not a Redis Cluster")
+    assert took < 2
+
+
+async def test_cluster_url_with_a_wrong_password_is_misconfigured(
+    auth_redis_port: int, assert_hidden: Callable[..., None]
+) -> None:
+    err, _ = await open_fails(f"redis+cluster://:{SECRET}@127.0.0.1:{auth_redis_port}")
+    misconfigured(err, "authentication failed")
+    assert_hidden(SECRET, err)
+
+
+async def test_standalone_url_on_a_cluster_node_is_misconfigured_at_the_first_moved(
+    redis_cluster_url: str,
+) -> None:
+    nodes = redis_cluster_url.removeprefix("redis+cluster://").split(",")
+    # Some of these sessions live on other nodes: the node answers MOVED.
+    async with RedisStateStore(f"redis://{nodes[0]}/0", namespace="moved") as store:
+        with pytest.raises(StoreMisconfiguredError) as caught:
+            for n in range(20):
+                await store.get_session(f"s{n}")
+    misconfigured(caught.value, "use redis+cluster://")
+
+
+async def test_a_setting_the_server_refuses_at_connect_is_misconfigured(
+    private_redis_url: str,
+) -> None:
+    err, _ = await open_fails(private_redis_url, client_name="has spaces")
+    misconfigured(err, "refused a connection setting", "Client names cannot contain")

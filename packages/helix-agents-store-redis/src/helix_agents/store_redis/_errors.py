@@ -16,7 +16,9 @@ from typing import Any, NoReturn
 from redis.exceptions import (
     AuthenticationError,
     AuthenticationWrongNumberOfArgsError,
+    BusyLoadingError,
     InvalidResponse,
+    MovedError,
     NoPermissionError,
     RedisClusterException,
     RedisError,
@@ -51,6 +53,8 @@ _CONNECTING = frozenset(
     {"connect", "connect_check_health", "_connect", "on_connect", "on_connect_check_health"}
 )
 _AUTH = (AuthenticationError, AuthenticationWrongNumberOfArgsError)
+# Error replies to a connection's handshake that a later attempt may not get.
+_BUSY = ("max number of clients", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN")
 # What a server that is not plain Redis (a TLS-only one, another protocol) does to our hello.
 _HUNG_UP = ("Connection closed by server", "Connection reset by peer")
 _HUNG_UP_HINT = " (during the handshake: is it a Redis server, and does it want rediss://?)"
@@ -90,17 +94,30 @@ def driver_error(
 
 
 def misconfiguration(exc: BaseException) -> str | None:
-    """Why retrying cannot fix ``exc``, or ``None`` if it might."""
-    if any(isinstance(e, ssl.SSLError) for e in _chain(exc)):
-        return "TLS failed"
-    if isinstance(exc, _AUTH):
-        return "authentication failed"
-    if isinstance(exc, NoPermissionError):
-        return "the user may not run a command the store needs (ACL)"
-    if isinstance(exc, ResponseError) and "DB index is out of range" in str(exc):
-        return "no such database"
-    if isinstance(exc, InvalidResponse):
-        return "the server does not speak the Redis protocol"
+    """Why retrying cannot fix ``exc`` (or what it was raised from), or ``None`` if it might."""
+    for cause in _chain(exc):
+        message = str(cause)
+        if isinstance(cause, ssl.SSLError):
+            return "TLS failed"
+        if isinstance(cause, _AUTH):
+            return "authentication failed"
+        if isinstance(cause, NoPermissionError):
+            return "the user may not run a command the store needs (ACL)"
+        if isinstance(cause, InvalidResponse):
+            return "the server does not speak the Redis protocol"
+        if "DB index is out of range" in message:
+            return "no such database"
+        if "Cluster mode is not enabled" in message:
+            return "the server is not a Redis Cluster (use redis://)"
+        if isinstance(cause, MovedError):
+            return "the server is a Redis Cluster node (use redis+cluster://)"
+    if (
+        isinstance(exc, ResponseError)
+        and not isinstance(exc, BusyLoadingError)
+        and not any(m in str(exc) for m in _BUSY)
+        and _while_connecting(exc)
+    ):
+        return "the server refused a connection setting"
     return None
 
 
