@@ -225,10 +225,12 @@ def tls_redis_port(redis_servers: RedisServers, tls_files: TlsFiles) -> int:
 
 @pytest.fixture(scope="session")
 def auth_redis_port(redis_servers: RedisServers) -> int:
-    """A server of the tests' own: the default user's password is ``right-pw``, and user
-    ``ada`` (password ``ada-pw``) may do everything."""
+    """A server of the tests' own: the default user's password is ``right-pw``, user
+    ``ada`` (password ``ada-pw``) may do everything, user ``reader`` (``reader-pw``) only read."""
     return redis_servers.start(
-        "--user", "ada", "on", ">ada-pw", "~*", "&*", "+@all", password="right-pw"
+        *("--user", "ada", "on", ">ada-pw", "~*", "&*", "+@all"),
+        *("--user", "reader", "on", ">reader-pw", "~*", "+@read", "+@connection"),
+        password="right-pw",
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -86,6 +87,34 @@ async def test_wrong_password_is_misconfigured_fast_and_names_the_cause(
     assert took < 2
     assert isinstance(err.__cause__, redis.exceptions.AuthenticationError)
     assert_hidden(SECRET, err)
+
+
+async def test_acl_user_without_the_store_s_commands_is_misconfigured(
+    auth_redis_port: int,
+) -> None:
+    err, _ = await open_fails(f"redis://reader:reader-pw@127.0.0.1:{auth_redis_port}/0")
+    misconfigured(err, "(ACL)", "no permissions")
+    assert isinstance(err.__cause__, redis.exceptions.NoPermissionError)
+
+
+async def test_password_set_under_a_running_store_is_misconfigured_at_its_next_connection(
+    restartable_redis: tuple[str, Callable[[], None]], assert_hidden: Callable[..., None]
+) -> None:
+    url, _ = restartable_redis
+    async with RedisStateStore(url) as store:
+        sid = (await store.create_session()).id
+        admin = store.client
+        await admin.config_set("requirepass", SECRET)
+        await admin.client_kill_filter(_type="normal", skipme=False)  # ours too
+        # The pooled connection died: the first call may say so (retryable); the next
+        # connection is refused for good.
+        with contextlib.suppress(StoreUnavailableError):
+            await store.get_session(sid)
+        with pytest.raises(StoreMisconfiguredError) as caught:
+            await store.get_session(sid)
+    misconfigured(caught.value, "authentication failed")
+    assert caught.value.session_id == sid
+    assert_hidden(SECRET, caught.value)
 
 
 async def test_password_from_keyword_never_shows(
