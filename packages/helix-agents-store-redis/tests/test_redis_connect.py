@@ -241,11 +241,16 @@ async def test_standalone_url_on_a_cluster_node_is_misconfigured_at_the_first_mo
 ) -> None:
     nodes = redis_cluster_url.removeprefix("redis+cluster://").split(",")
     # Some of these sessions live on other nodes: the node answers MOVED.
+    errors: list[StateStoreError] = []
     async with RedisStateStore(f"redis://{nodes[0]}/0", namespace="moved") as store:
-        with pytest.raises(StoreMisconfiguredError) as caught:
-            for n in range(20):
-                await store.get_session(f"s{n}")
-    misconfigured(caught.value, "use redis+cluster://")
+        for n in range(20):
+            try:
+                assert await store.get_session(f"s{n}") is None
+            except StateStoreError as err:
+                errors.append(err)
+    assert errors  # a third of the slots are this node's: 20 misses are (1/3)**20 likely
+    for err in errors:
+        misconfigured(err, "use redis+cluster://")
 
 
 async def test_a_setting_the_server_refuses_at_connect_is_misconfigured(
