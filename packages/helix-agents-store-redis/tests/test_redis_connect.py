@@ -246,11 +246,11 @@ async def test_standalone_url_on_a_cluster_node_is_misconfigured_at_the_first_mo
         for n in range(20):
             try:
                 assert await store.get_session(f"s{n}") is None
-            except StateStoreError as err:
-                errors.append(err)
+            except StateStoreError as caught:
+                errors.append(caught)
     assert errors  # a third of the slots are this node's: 20 misses are (1/3)**20 likely
-    for err in errors:
-        misconfigured(err, "use redis+cluster://")
+    for error in errors:
+        misconfigured(error, "use redis+cluster://")
 
 
 async def test_a_setting_the_server_refuses_at_connect_is_misconfigured(
