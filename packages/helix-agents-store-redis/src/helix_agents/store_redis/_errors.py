@@ -7,6 +7,7 @@ exactly those of every other store.
 
 from __future__ import annotations
 
+import os
 import ssl
 import traceback
 from collections.abc import Iterator, Sequence
@@ -52,6 +53,7 @@ DRIVER_ERRORS = (RedisError, RedisClusterException, OSError)
 _CONNECTING = frozenset(
     {"connect", "connect_check_health", "_connect", "on_connect", "on_connect_check_health"}
 )
+_REDIS_PY = f"{os.sep}redis{os.sep}"
 _AUTH = (AuthenticationError, AuthenticationWrongNumberOfArgsError)
 # Error replies to a connection's handshake that a later attempt may not get.
 _BUSY = ("max number of clients", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN")
@@ -132,7 +134,7 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
 
 def _while_connecting(exc: BaseException) -> bool:
     return any(
-        frame.f_code.co_name in _CONNECTING and "redis" in frame.f_code.co_filename
+        frame.f_code.co_name in _CONNECTING and _REDIS_PY in frame.f_code.co_filename
         for frame, _ in traceback.walk_tb(exc.__traceback__)
     )
 

@@ -30,22 +30,27 @@ async def open_scripts(client: Redis | RedisCluster, where: str) -> Scripts:
         _check_tls_files(tls, where)
     scripts = Scripts(client)
     loading = asyncio.ensure_future(scripts.load())
+    probe: asyncio.Future[bool] | None = None
     try:
         if tls is not None:
             await asyncio.wait((loading,), timeout=_PROBE_AFTER)
-            if not loading.done() and await _speaks_plain_redis(tls):
-                raise StoreMisconfiguredError(
-                    f"{where} refused the store: TLS failed: the server answers plain Redis, "
-                    "not TLS (use redis://, or enable tls-port on the server)"
-                )
+            if not loading.done():
+                probe = asyncio.ensure_future(_speaks_plain_redis(tls))
+                await asyncio.wait((loading, probe), return_when=asyncio.FIRST_COMPLETED)
+                if not loading.done() and probe.result():
+                    raise StoreMisconfiguredError(
+                        f"{where} refused the store: TLS failed: the server answers plain "
+                        "Redis, not TLS (use redis://, or enable tls-port on the server)"
+                    )
         await loading
     except DRIVER_ERRORS as exc:
         raise driver_error(exc, None, write=False, where=where) from exc
     finally:
-        if not loading.done():
-            loading.cancel()
-            with contextlib.suppress(BaseException):
-                await loading
+        for task in (loading, probe):
+            if task is not None and not task.done():
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
     return scripts
 
 
@@ -82,7 +87,7 @@ async def _speaks_plain_redis(settings: dict[str, Any]) -> bool:
                 writer.close()
                 with contextlib.suppress(OSError):
                     await writer.wait_closed()
-    except (OSError, TimeoutError):
+    except Exception:
         return False
     # "+PONG", or "-NOAUTH …" / "-DENIED …": a RESP reply; a TLS server sends an alert or closes.
     return reply in (b"+", b"-")
