@@ -137,3 +137,15 @@ def test_repr_shows_where_but_no_password(assert_hidden: Callable[..., None]) ->
     store = RedisStateStore(f"rediss://ada:{SECRET}@127.0.0.1:6379/0?ssl_password={SECRET}")
     assert "127.0.0.1:6379/0" in repr(store)
     assert_hidden(SECRET, store)
+
+
+@pytest.mark.parametrize(
+    "options", [{"health_check_interval": "x"}, {"encoding": "nope"}, {"retry": "x"}]
+)
+async def test_redis_py_option_of_the_wrong_type_is_a_validation_error(
+    redis_url: str, options: dict[str, Any]
+) -> None:
+    # redis-py finds some only when it connects: at the latest, opening the store says so.
+    with pytest.raises(ValidationError):
+        async with RedisStateStore(redis_url, **options):
+            pass

@@ -16,9 +16,11 @@ from helix_agents.core import ValidationError, redact_url
 
 from ._config import Timeouts, refuse_renamed
 
-__all__ = ["CLUSTER_SCHEME", "build_client", "describe"]
+__all__ = ["CLUSTER_SCHEME", "OPTION_ERRORS", "build_client", "describe"]
 
 CLUSTER_SCHEME = "redis+cluster"
+# What redis-py raises for an option of the wrong type or value.
+OPTION_ERRORS = (TypeError, ValueError, OverflowError, AttributeError, LookupError)
 _DB_PATH = re.compile(r"/?(?:\d+)?")
 T = TypeVar("T")
 
@@ -78,7 +80,7 @@ def _standalone(url: str, settings: dict[str, Any]) -> Redis:
 def _checked(build: Callable[[], T], shown: str) -> T:
     try:
         return build()
-    except (TypeError, ValueError, OverflowError) as exc:
+    except OPTION_ERRORS as exc:
         reason = f"{type(exc).__name__}: {exc}"
     # Raised outside the handler: nothing of the URL is kept in the chain.
     raise ValidationError(f"Redis store options for {shown!r} are not valid: {reason}")

@@ -10,8 +10,9 @@ from typing import Any
 from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.connection import SSLConnection
 
-from helix_agents.core import StoreMisconfiguredError
+from helix_agents.core import StoreMisconfiguredError, ValidationError
 
+from ._client import OPTION_ERRORS
 from ._errors import DRIVER_ERRORS, driver_error
 from ._scripts import Scripts
 
@@ -45,6 +46,11 @@ async def open_scripts(client: Redis | RedisCluster, where: str) -> Scripts:
         await loading
     except DRIVER_ERRORS as exc:
         raise driver_error(exc, None, write=False, where=where) from exc
+    except OPTION_ERRORS as exc:
+        # A redis-py option of the wrong type or value, found by the first connection.
+        raise ValidationError(
+            f"{where}: an option given to redis-py is not valid: {type(exc).__name__}: {exc}"
+        ) from exc
     finally:
         for task in (loading, probe):
             if task is not None and not task.done():
