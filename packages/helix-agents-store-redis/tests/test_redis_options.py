@@ -149,3 +149,22 @@ async def test_redis_py_option_of_the_wrong_type_is_a_validation_error(
     with pytest.raises(ValidationError):
         async with RedisStateStore(redis_url, **options):
             pass
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {},
+        {"url": PLAIN, "client": aredis.Redis()},
+        {"url": 6379},
+        {"url": b"redis://127.0.0.1/0"},
+        {"client": object()},
+        {"url": PLAIN, "clock": "now"},
+    ],
+    ids=["neither", "both", "int-url", "bytes-url", "not-a-client", "clock"],
+)
+def test_constructor_arguments_of_the_wrong_kind_are_validation_errors(
+    arguments: dict[str, Any],
+) -> None:
+    with pytest.raises(ValidationError):
+        RedisStateStore(**arguments)

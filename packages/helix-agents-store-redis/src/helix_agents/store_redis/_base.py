@@ -47,7 +47,15 @@ class StoreBase:
         **client_options: Any,
     ) -> None:
         if (url is None) == (client is None):
-            raise TypeError("pass exactly one of url and client")
+            raise ValidationError("pass exactly one of url and client")
+        if url is not None and not isinstance(url, str):
+            raise ValidationError(f"the Redis URL must be a str, not {type(url).__name__}")
+        if client is not None and not isinstance(client, (Redis, RedisCluster)):
+            raise ValidationError(
+                f"client must be a redis.asyncio Redis or RedisCluster, not {type(client).__name__}"
+            )
+        if not callable(clock):
+            raise ValidationError(f"clock must be a callable, not {type(clock).__name__}")
         self._where = "Redis" if url is None else f"Redis at {describe(url)}"
         query: dict[str, Any] = {}
         if url is not None:
