@@ -22,7 +22,7 @@ from helix_agents.core import (
 
 from ._base import StoreBase
 from ._codec import from_micros, micros, text
-from ._errors import DRIVER_ERRORS, unavailable
+from ._errors import DRIVER_ERRORS, driver_error
 
 __all__ = ["ListingMixin"]
 
@@ -58,7 +58,7 @@ class ListingMixin(StoreBase):
                     break
                 position = batch[-1]
         except DRIVER_ERRORS as exc:
-            raise unavailable(exc, None, write=False) from None
+            raise driver_error(exc, None, write=False) from exc
         for sid, score in stale:
             await self._index("index_drop", ukey, [sid, score])
         page = found[:first]

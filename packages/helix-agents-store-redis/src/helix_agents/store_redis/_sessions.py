@@ -18,7 +18,7 @@ from helix_agents.core import (
 
 from ._base import StoreBase
 from ._codec import dump_metadata, from_micros, session_info, text
-from ._errors import DRIVER_ERRORS, unavailable
+from ._errors import DRIVER_ERRORS, driver_error
 
 __all__ = ["SessionsMixin"]
 
@@ -87,7 +87,7 @@ class SessionsMixin(StoreBase):
         try:
             meta = text(await client.hgetall(self.options.keys.meta(session_id)))
         except DRIVER_ERRORS as exc:
-            raise unavailable(exc, session_id, write=False) from None
+            raise driver_error(exc, session_id, write=False) from exc
         return session_info(session_id, meta) if meta else None
 
     async def delete_session(self, session_id: str) -> bool:

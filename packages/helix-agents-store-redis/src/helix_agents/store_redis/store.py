@@ -21,8 +21,7 @@ from helix_agents.core import (
 )
 
 from ._codec import pack_row, text, unpack_rows
-from ._config import split_store_options
-from ._errors import DRIVER_ERRORS, Refusal, not_found, raise_commit_refusal, unavailable
+from ._errors import DRIVER_ERRORS, Refusal, driver_error, not_found, raise_commit_refusal
 from ._listing import ListingMixin
 from ._records import RecordsMixin, fence_args
 from ._sessions import SessionsMixin
@@ -41,7 +40,9 @@ class RedisStateStore(SessionsMixin, RecordsMixin, ListingMixin):
     Options: ``key_prefix`` and ``namespace`` (keys live under
     ``<key_prefix>:<namespace>:``), ``idle_ttl`` (seconds or a timedelta: a
     session untouched that long expires whole), ``max_messages`` (retention),
-    ``clock``; any other keyword goes to the redis-py client.
+    ``operation_timeout`` and ``connect_timeout`` (seconds), ``clock``; the
+    store's options may also be URL query arguments (keywords win); any other
+    keyword goes to the redis-py client.
     """
 
     # Rows
@@ -113,7 +114,7 @@ class RedisStateStore(SessionsMixin, RecordsMixin, ListingMixin):
         try:
             value = await client.hget(self.options.keys.meta(session_id), field)
         except DRIVER_ERRORS as exc:
-            raise unavailable(exc, session_id, write=False) from None
+            raise driver_error(exc, session_id, write=False) from exc
         if value is None:
             raise not_found(session_id)
         return int(value)
@@ -207,8 +208,6 @@ class RedisStateStore(SessionsMixin, RecordsMixin, ListingMixin):
 def open_url(url: str, *, namespace: str | None = None, **options: Any) -> RedisStateStore:
     """The entry point of ``redis://``, ``rediss://`` and ``redis+cluster://h:p,h:p`` URLs.
 
-    ``key_prefix``, ``idle_ttl`` and ``max_messages`` may also come as URL query
-    arguments; keyword options win.
+    The store's options may also come as URL query arguments; keyword options win.
     """
-    plain, from_query = split_store_options(url)
-    return RedisStateStore(plain, namespace=namespace, **{**from_query, **options})
+    return RedisStateStore(url, namespace=namespace, **options)
