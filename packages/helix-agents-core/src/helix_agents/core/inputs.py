@@ -111,7 +111,7 @@ def check_text(value: object, field: str, *, session_id: str | None = None) -> s
     return value
 
 
-class _Refused(Exception):
+class _RefusedError(Exception):
     """A value deep inside a JSON value was refused; ``path`` grows as the walk unwinds."""
 
     def __init__(self, reason: str) -> None:
@@ -128,7 +128,7 @@ def check_json(value: Any, field: str, *, session_id: str | None = None) -> Any:
     """
     try:
         _walk(value, 0)
-    except _Refused as exc:
+    except _RefusedError as exc:
         path = "".join(reversed(exc.path))
         raise ValidationError(
             f"{_where(session_id)}{field}{path}: {exc.reason}", session_id=session_id
@@ -139,39 +139,39 @@ def check_json(value: Any, field: str, *, session_id: str | None = None) -> Any:
 def _walk(value: Any, depth: int) -> None:
     if isinstance(value, str):
         if not value.isascii() and _SURROGATE.search(value):
-            raise _Refused("text is not valid Unicode (a lone surrogate)")
+            raise _RefusedError("text is not valid Unicode (a lone surrogate)")
     elif isinstance(value, dict):
         if depth >= MAX_JSON_DEPTH:
-            raise _Refused(f"nests deeper than {MAX_JSON_DEPTH} levels")
+            raise _RefusedError(f"nests deeper than {MAX_JSON_DEPTH} levels")
         for key, item in value.items():
             if not isinstance(key, str):
-                raise _Refused(f"object keys must be strings, got {type(key).__name__}")
+                raise _RefusedError(f"object keys must be strings, got {type(key).__name__}")
             if not key.isascii() and _SURROGATE.search(key):
-                raise _Refused("an object key is not valid Unicode (a lone surrogate)")
+                raise _RefusedError("an object key is not valid Unicode (a lone surrogate)")
             try:
                 _walk(item, depth + 1)
-            except _Refused as exc:
+            except _RefusedError as exc:
                 exc.path.append(f"[{_shown(key)}]")
                 raise
     elif isinstance(value, (list, tuple)):
         if depth >= MAX_JSON_DEPTH:
-            raise _Refused(f"nests deeper than {MAX_JSON_DEPTH} levels")
+            raise _RefusedError(f"nests deeper than {MAX_JSON_DEPTH} levels")
         for i, item in enumerate(value):
             try:
                 _walk(item, depth + 1)
-            except _Refused as exc:
+            except _RefusedError as exc:
                 exc.path.append(f"[{i}]")
                 raise
     elif isinstance(value, bool) or value is None:
         pass
     elif isinstance(value, int):
         if not -_INT_BOUND < value < _INT_BOUND:
-            raise _Refused(f"an integer has more than {MAX_INT_DIGITS} digits")
+            raise _RefusedError(f"an integer has more than {MAX_INT_DIGITS} digits")
     elif isinstance(value, float):
         if not math.isfinite(value):
-            raise _Refused(f"{value!r} is not a JSON number (numbers must be finite)")
+            raise _RefusedError(f"{value!r} is not a JSON number (numbers must be finite)")
     else:
-        raise _Refused(f"{type(value).__name__} is not a JSON value")
+        raise _RefusedError(f"{type(value).__name__} is not a JSON value")
 
 
 def check_record(record: _M, session_id: str | None = None, field: str | None = None) -> _M:
