@@ -98,15 +98,16 @@ def coerce(model: type[_M], value: Any, session_id: str | None = None) -> _M:
 
     A mapping is validated first; anything else is refused.
     """
-    if not isinstance(value, model):
-        try:
-            value = model.model_validate(value)
-        except pydantic.ValidationError as exc:
-            raise ValidationError(
-                f"session {session_id!r}: invalid {model.__name__}: {describe(exc)}",
-                session_id=session_id,
-            ) from None
-    return check_record(value, session_id)
+    if isinstance(value, model):
+        return check_record(value, session_id)
+    try:
+        checked = model.model_validate(value)
+    except pydantic.ValidationError as exc:
+        raise ValidationError(
+            f"session {session_id!r}: invalid {model.__name__}: {describe(exc)}",
+            session_id=session_id,
+        ) from None
+    return check_record(checked, session_id)
 
 
 def coerce_all(
