@@ -19,6 +19,7 @@ def test_every_spec_rule_id_has_a_test() -> None:
         "APR": 4,
         "CKP": 2,
         "ERR": 2,
+        "INP": 6,
     }
     expected = {f"{g}-{n}" for g, count in groups.items() for n in range(1, count + 1)}
     assert set(RULE_IDS) == expected

@@ -44,7 +44,7 @@ def _decode(cursor: object, what: str, session_id: str | None) -> dict[str, Any]
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         # pydantic's parser, not json.loads: deep nesting is a ValueError, not a RecursionError.
         payload = pydantic_core.from_json(raw)
-        if not isinstance(payload, dict) or payload.get("v") != 1:
+        if not isinstance(payload, dict) or type(payload.get("v")) is not int or payload["v"] != 1:
             raise TypeError
         return payload
     except (TypeError, ValueError, binascii.Error):

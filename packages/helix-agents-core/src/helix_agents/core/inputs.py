@@ -130,6 +130,8 @@ def check_json(value: Any, field: str, *, session_id: str | None = None) -> Any:
         _walk(value, 0)
     except _RefusedError as exc:
         path = "".join(reversed(exc.path))
+        if len(path) > 80:
+            path = f"{path[:40]}…{path[-30:]}"
         raise ValidationError(
             f"{_where(session_id)}{field}{path}: {exc.reason}", session_id=session_id
         ) from None
