@@ -113,8 +113,8 @@ def coerce(model: type[_M], value: Any, session_id: str | None = None) -> _M:
 def coerce_all(
     model: type[_M], values: Any, session_id: str | None = None, field: str = "values"
 ) -> list[_M]:
-    """Each of ``values`` (a list or tuple) through :func:`coerce`; any other container refused."""
-    if not isinstance(values, (list, tuple)):
+    """Each of ``values`` (a sequence, not a string) through :func:`coerce`; else refused."""
+    if not isinstance(values, Sequence) or isinstance(values, (str, bytes)):
         raise ValidationError(
             f"session {session_id!r}: {field} must be a list of {model.__name__}, "
             f"got {type(values).__name__}",
@@ -214,9 +214,10 @@ def assert_delivery_offsets(session_id: str, commit: MessageCommit) -> None:
 
 
 def assert_fence(session_id: str, fence_run_id: str | None, current_run: RunInfo | None) -> None:
-    """A fenced write lands only while ``fence_run_id`` is the current, live run."""
+    """A fenced write lands only while ``fence_run_id`` (an id, when given) is the current, live run."""
     if fence_run_id is None:
         return
+    check_id(fence_run_id, "fence_run_id", session_id=session_id)
     if current_run is None or current_run.run_id != fence_run_id or current_run.status != "live":
         now = (
             "no run"

@@ -305,7 +305,6 @@ class MemoryStateStore:
         """Drop rows at index >= ``keep``, re-opening the items they delivered."""
         with self._session(session_id) as session:
             check_keep(session_id, keep, session.message_count)
-            check_id(fence_run_id, "fence_run_id", session_id=session_id, optional=True)
             assert_fence(session_id, fence_run_id, session.current_run)
             cut_rows(session, keep)
             self._touch(session)
@@ -337,7 +336,6 @@ class MemoryStateStore:
         """Queue a context item, once per key."""
         with self._session(session_id) as session:
             record = coerce(StoredContextItem, record, session_id)
-            check_id(fence_run_id, "fence_run_id", session_id=session_id, optional=True)
             assert_fence(session_id, fence_run_id, session.current_run)
             if record.key in session.items:
                 return RecordResult(recorded=False)
@@ -357,7 +355,6 @@ class MemoryStateStore:
         """Queue a late answer, once per call id."""
         with self._session(session_id) as session:
             answer = coerce(LateAnswer, answer, session_id)
-            check_id(fence_run_id, "fence_run_id", session_id=session_id, optional=True)
             assert_fence(session_id, fence_run_id, session.current_run)
             if answer.call_id in session.late:
                 return RecordResult(recorded=False)
@@ -383,7 +380,6 @@ class MemoryStateStore:
         """Add approvals, once per ``approval_id``."""
         with self._session(session_id) as session:
             checked = coerce_all(PendingApproval, approvals, session_id, "approvals")
-            check_id(fence_run_id, "fence_run_id", session_id=session_id, optional=True)
             assert_fence(session_id, fence_run_id, session.current_run)
             added = False
             for approval in checked:
@@ -424,7 +420,6 @@ class MemoryStateStore:
         """Save a checkpoint, once per id."""
         with self._session(session_id) as session:
             checkpoint = coerce(Checkpoint, checkpoint, session_id)
-            check_id(fence_run_id, "fence_run_id", session_id=session_id, optional=True)
             check_checkpoint_count(
                 session_id,
                 checkpoint.checkpoint_id,
