@@ -117,11 +117,14 @@ def id_ok(value: object) -> bool:
 
 
 def same_json(a: Any, b: Any) -> bool:
-    """Equal, and of the same JSON types all the way down (``1`` is not ``1.0``)."""
+    """Equal, and of the same JSON types all the way down (``1`` is not ``1.0``).
+
+    Key order is not compared: JSON objects are unordered, and ``jsonb`` sorts keys.
+    """
     if type(a) is not type(b):
         return False
     if isinstance(a, dict):
-        return list(a) == list(b) and all(same_json(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
     if isinstance(a, list):
         return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
     return bool(a == b)

@@ -214,7 +214,7 @@ def assert_delivery_offsets(session_id: str, commit: MessageCommit) -> None:
 
 
 def assert_fence(session_id: str, fence_run_id: str | None, current_run: RunInfo | None) -> None:
-    """A fenced write lands only while ``fence_run_id`` (an id, when given) is the current, live run."""
+    """A fenced write lands only while ``fence_run_id`` (an id) is the current, live run."""
     if fence_run_id is None:
         return
     check_id(fence_run_id, "fence_run_id", session_id=session_id)
