@@ -25,47 +25,78 @@ BAD_INTS: list[Any] = [True, 1.5, "3", -1, 10**30, [1]]
 BAD_VALUES: list[Any] = [5, "x", b"x", [5], object()]
 
 
+BadCall = Callable[[SessionStateStore, str, str, Any], Awaitable[object]]
+# Each public method, with the argument that takes the bad value last; ``s`` is the store,
+# ``sid`` and ``uid`` a filled session and its user, ``b`` the bad value.
+_BAD_CALLS: list[tuple[str, list[Any], BadCall]] = [
+    ("create_session", BAD_IDS, lambda s, sid, uid, b: s.create_session(b)),
+    ("create_session(user_id)", BAD_IDS, lambda s, sid, uid, b: s.create_session(user_id=b)),
+    ("list_sessions", BAD_IDS, lambda s, sid, uid, b: s.list_sessions(b)),
+    ("clone_session(target)", BAD_IDS, lambda s, sid, uid, b: s.clone_session(sid, b)),
+    ("finish_run(run_id)", BAD_IDS, lambda s, sid, uid, b: s.finish_run(sid, b, "failed")),
+    ("resolve_approval", BAD_IDS, lambda s, sid, uid, b: s.resolve_approval(sid, b)),
+    ("get_checkpoint", BAD_IDS, lambda s, sid, uid, b: s.get_checkpoint(sid, b)),
+    ("get_messages(limit)", BAD_INTS, lambda s, sid, uid, b: s.get_messages(sid, limit=b)),
+    ("page_messages(limit)", BAD_INTS, lambda s, sid, uid, b: s.page_messages(sid, limit=b)),
+    ("list_sessions(first)", BAD_INTS, lambda s, sid, uid, b: s.list_sessions(uid, first=b)),
+    ("truncate_messages", BAD_INTS, lambda s, sid, uid, b: s.truncate_messages(sid, b)),
+    ("clone_session(up_to)", BAD_INTS, lambda s, sid, uid, b: s.clone_session(sid, up_to=b)),
+    ("append_messages", [*BAD_VALUES, None], lambda s, sid, uid, b: s.append_messages(sid, b)),
+    (
+        "record_context_item",
+        [*BAD_VALUES, None],
+        lambda s, sid, uid, b: s.record_context_item(sid, b),
+    ),
+    (
+        "record_late_answer",
+        [*BAD_VALUES, None],
+        lambda s, sid, uid, b: s.record_late_answer(sid, b),
+    ),
+    ("save_checkpoint", [*BAD_VALUES, None], lambda s, sid, uid, b: s.save_checkpoint(sid, b)),
+    (
+        "add_pending_approvals",
+        [*BAD_VALUES, None],
+        lambda s, sid, uid, b: s.add_pending_approvals(sid, b),
+    ),
+    (
+        "page_messages(order)",
+        [*BAD_VALUES, None, "up"],
+        lambda s, sid, uid, b: s.page_messages(sid, order=b),
+    ),
+    (
+        "finish_run(status)",
+        [*BAD_VALUES, None, "live"],
+        lambda s, sid, uid, b: s.finish_run(sid, "r1", b),
+    ),
+    ("page_messages(cursor)", BAD_VALUES, lambda s, sid, uid, b: s.page_messages(sid, cursor=b)),
+    ("list_sessions(cursor)", BAD_VALUES, lambda s, sid, uid, b: s.list_sessions(uid, cursor=b)),
+    (
+        "create_session(metadata)",
+        [5, "x", [1, 2], {1: 2}, {"x": float("nan")}],
+        lambda s, sid, uid, b: s.create_session(metadata=b),
+    ),
+]
+
+
 def _calls_on(sid: str, uid: str) -> list[tuple[str, Call]]:
     """Every public method with one malformed argument each, on session ``sid`` of ``uid``."""
     calls: list[tuple[str, Call]] = []
-
-    def add(name: str, call: Call) -> None:
-        calls.append((name, call))
-
     for bad in BAD_IDS:
         for name, by_session in _session_methods().items():
-            add(f"{name}(session_id={bad!r:.20})", lambda s, b=bad, f=by_session: f(s, b))
-        add(f"create_session({bad!r:.20})", lambda s, b=bad: s.create_session(b))
-        add(f"create_session(user_id={bad!r:.20})", lambda s, b=bad: s.create_session(user_id=b))
-        add(f"list_sessions({bad!r:.20})", lambda s, b=bad: s.list_sessions(b))
-        add(f"clone_session(target={bad!r:.20})", lambda s, b=bad: s.clone_session(sid, b))
-        add(f"finish_run(run_id={bad!r:.20})", lambda s, b=bad: s.finish_run(sid, b, "failed"))
-        add(f"resolve_approval({bad!r:.20})", lambda s, b=bad: s.resolve_approval(sid, b))
-        add(f"get_checkpoint({bad!r:.20})", lambda s, b=bad: s.get_checkpoint(sid, b))
+            calls.append((f"{name}(session_id={bad!r:.20})", _bound(by_session, bad)))
         for name, fenced in _fenced_methods(sid).items():
-            add(f"{name}(fence_run_id={bad!r:.20})", lambda s, b=bad, f=fenced: f(s, b))
-    for bad in BAD_INTS:
-        add(f"get_messages(limit={bad!r})", lambda s, b=bad: s.get_messages(sid, limit=b))
-        add(f"page_messages(limit={bad!r})", lambda s, b=bad: s.page_messages(sid, limit=b))
-        add(f"list_sessions(first={bad!r})", lambda s, b=bad: s.list_sessions(uid, first=b))
-        add(f"truncate_messages({bad!r})", lambda s, b=bad: s.truncate_messages(sid, b))
-        add(f"clone_session(up_to={bad!r})", lambda s, b=bad: s.clone_session(sid, up_to=b))
-    for bad in [*BAD_VALUES, None]:
-        add(f"append_messages({bad!r})", lambda s, b=bad: s.append_messages(sid, b))
-        add(f"record_context_item({bad!r})", lambda s, b=bad: s.record_context_item(sid, b))
-        add(f"record_late_answer({bad!r})", lambda s, b=bad: s.record_late_answer(sid, b))
-        add(f"save_checkpoint({bad!r})", lambda s, b=bad: s.save_checkpoint(sid, b))
-        add(f"add_pending_approvals({bad!r})", lambda s, b=bad: s.add_pending_approvals(sid, b))
-        add(f"page_messages(order={bad!r})", lambda s, b=bad: s.page_messages(sid, order=b))
-        add(f"finish_run(status={bad!r})", lambda s, b=bad: s.finish_run(sid, "r1", b))
-        if bad is not None:
-            add(f"page_messages(cursor={bad!r})", lambda s, b=bad: s.page_messages(sid, cursor=b))
-            add(f"list_sessions(cursor={bad!r})", lambda s, b=bad: s.list_sessions(uid, cursor=b))
-    for bad in [5, "x", [1, 2], {1: 2}, {"x": float("nan")}]:
-        add(f"create_session(metadata={bad!r})", lambda s, b=bad: s.create_session(metadata=b))
-    add("finish_run(status='live')", lambda s: s.finish_run(sid, "r1", "live"))  # type: ignore[arg-type]
-    add("page_messages(order='up')", lambda s: s.page_messages(sid, order="up"))  # type: ignore[arg-type]
+            calls.append((f"{name}(fence_run_id={bad!r:.20})", _bound(fenced, bad)))
+    for name, values, call in _BAD_CALLS:
+        calls += [(f"{name}({bad!r:.20})", _bound_call(call, sid, uid, bad)) for bad in values]
     return calls
+
+
+def _bound(call: Callable[[SessionStateStore, Any], Awaitable[object]], bad: Any) -> Call:
+    return lambda store: call(store, bad)
+
+
+def _bound_call(call: BadCall, sid: str, uid: str, bad: Any) -> Call:
+    return lambda store: call(store, sid, uid, bad)
 
 
 def _session_methods() -> dict[str, Callable[[SessionStateStore, Any], Awaitable[object]]]:
@@ -139,19 +170,22 @@ def _forged_cursors(sid: str, other_sid: str, uid: str) -> list[Any]:
         forged_b64(json.dumps({"v": 1, "s": "\ud800", "o": "asc", "i": 1}).encode()),
         forged_b64(json.dumps({"v": 1, "u": uid, "t": "2026", "id": "\udfff"}).encode()),
     ]
-    for payload in ([], 5, "s", None, {"v": 2}, {"v": 1}, {**message, "v": True}):
+    payloads: list[object] = [[], 5, "s", None, {"v": 2}, {"v": 1}, {**message, "v": True}]
+    for payload in payloads:
         shapes.append(forged_cursor(payload))
-    for field, values in {
+    message_fields: dict[str, list[object]] = {
         "s": [other_sid, None, 5],
         "o": ["up", None],
         "i": [-1, "3", 1.5, True, None, 10**30, 2**63],
-    }.items():
+    }
+    for field, values in message_fields.items():
         shapes += [forged_cursor({**message, field: v}) for v in values]
-    for field, values in {
+    listing_fields: dict[str, list[object]] = {
         "u": ["someone-else", None, 5],
         "t": ["x", "2026-01-01T00:00:00", "0001-01-01T00:00:00+14:00", 5, None],
         "id": [5, None, "", "x" * 513, "a\x00b"],
-    }.items():
+    }
+    for field, values in listing_fields.items():
         shapes += [forged_cursor({**listing, field: v}) for v in values]
     return shapes
 
@@ -191,7 +225,7 @@ class ArgumentRules:
         async with closed:
             await _filled(closed, sid, uid)
         wrong: list[str] = []
-        calls = [(f"{n}(valid)", lambda s, f=f: f(s, sid)) for n, f in _session_methods().items()]
+        calls = [(f"{n}(valid)", _bound(f, sid)) for n, f in _session_methods().items()]
         calls += [
             ("create_session()", lambda s: s.create_session()),
             ("list_sessions(uid)", lambda s: s.list_sessions(uid)),

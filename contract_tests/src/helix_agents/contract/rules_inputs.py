@@ -6,6 +6,7 @@ import asyncio
 import os
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine
+from functools import partial
 from typing import Any, TypeVar
 
 import anyio
@@ -145,7 +146,7 @@ async def _json_everywhere(store: SessionStateStore, value: Any) -> None:
             store,
             sid,
             row_ok,
-            lambda r=row: store.append_messages(sid, MessageCommit(messages=(r,))),
+            partial(store.append_messages, sid, MessageCommit(messages=(row,))),
         ):
             rows.append(row)
     records: dict[str, list[Any]] = {"items": [], "late": [], "approvals": [], "checkpoints": []}
@@ -192,7 +193,7 @@ async def _json_everywhere(store: SessionStateStore, value: Any) -> None:
     for name, record_ok, make_record, write in writes:
         record = _build(record_ok, make_record)
         if record is not None and await _refused_or_done(
-            store, sid, record_ok, lambda w=write, r=record: w(r)
+            store, sid, record_ok, partial(write, record)
         ):
             records[name].append(record)
     meta_sid = f"inp-{uuid.uuid4().hex}"
