@@ -28,6 +28,7 @@ from helix_agents.core import (
     SessionsPage,
     StoredContextItem,
     StoreUnavailableError,
+    ValidationError,
     check_id,
     check_limit,
     check_new_session,
@@ -69,7 +70,13 @@ class SQLiteStateStore:
         clock: Callable[[], datetime] = _utcnow,
     ) -> None:
         check_max_messages(max_messages)
-        self.config = SQLiteConfig(os.fspath(path), busy_timeout, synchronous)
+        try:
+            file = os.fspath(path)
+        except TypeError:
+            raise ValidationError(
+                f"SQLite path must be a str or path, got {type(path).__name__}"
+            ) from None
+        self.config = SQLiteConfig(file, busy_timeout, synchronous)
         self.max_messages = max_messages
         self._clock = clock
         self._writer: Database | None = None
