@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -52,6 +51,7 @@ _ID_FIELDS = frozenset(
 _INT_BOUND = 10**MAX_INT_DIGITS
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _M = TypeVar("_M", bound=BaseModel)
+_layouts: dict[type[BaseModel], tuple[tuple[str, ...], frozenset[str]]] = {}
 
 
 def _where(session_id: str | None) -> str:
@@ -185,22 +185,38 @@ def check_record(record: _M, session_id: str | None = None, field: str | None = 
     the field's path and the session.
     """
     prefix = f"{field}." if field else ""
-    for name, value in _fields(record):
-        path = f"{prefix}{name}"
-        if name in _ID_FIELDS and name in type(record).model_fields:
-            check_id(value, path, session_id=session_id, optional=True)
-        elif isinstance(value, BaseModel):
-            check_record(value, session_id, path)
-        elif isinstance(value, tuple) and any(isinstance(v, BaseModel) for v in value):
-            for i, part in enumerate(value):
-                check_record(part, session_id, f"{path}[{i}]")
-        elif not isinstance(value, datetime):
-            check_json(value, path, session_id=session_id)
+    names, ids = _layout(type(record))
+    for name in names:
+        value = getattr(record, name)
+        if value is None:
+            continue
+        if name in ids:
+            check_id(value, prefix + name, session_id=session_id)
+        else:
+            _check_field(value, prefix + name, session_id)
+    if record.__pydantic_extra__:
+        for name, value in record.__pydantic_extra__.items():
+            _check_field(value, prefix + name, session_id)
     return record
 
 
-def _fields(record: BaseModel) -> Iterator[tuple[str, Any]]:
-    for name in type(record).model_fields:
-        yield name, getattr(record, name)
-    if record.__pydantic_extra__:
-        yield from record.__pydantic_extra__.items()
+def _layout(model: type[BaseModel]) -> tuple[tuple[str, ...], frozenset[str]]:
+    """The declared fields of ``model`` and those of them that are ids, computed once."""
+    found = _layouts.get(model)
+    if found is None:
+        names = tuple(model.model_fields)
+        found = _layouts[model] = (names, _ID_FIELDS.intersection(names))
+    return found
+
+
+def _check_field(value: Any, path: str, session_id: str | None) -> None:
+    if type(value) is str:
+        if not value.isascii() and _SURROGATE.search(value):
+            check_text(value, path, session_id=session_id)
+    elif isinstance(value, BaseModel):
+        check_record(value, session_id, path)
+    elif isinstance(value, tuple) and value and isinstance(value[0], BaseModel):
+        for i, part in enumerate(value):
+            check_record(part, session_id, f"{path}[{i}]")
+    elif not isinstance(value, datetime):
+        check_json(value, path, session_id=session_id)
