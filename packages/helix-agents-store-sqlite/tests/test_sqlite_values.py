@@ -1,4 +1,4 @@
-"""Text at the edges of what SQLite holds: NUL round-trips, a lone surrogate is refused."""
+"""Text at the edges of what SQLite holds: NUL round-trips in text, a lone surrogate is refused."""
 
 from __future__ import annotations
 
@@ -17,13 +17,15 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-async def test_nul_characters_round_trip(tmp_path: Path) -> None:
+async def test_nul_characters_round_trip_in_text_and_are_refused_in_ids(tmp_path: Path) -> None:
     async with SQLiteStateStore(tmp_path / "v.db") as store:
-        await store.create_session("a\x00b")
-        row = ChatMessage(role="user", content="x\x00y")
-        await store.append_messages("a\x00b", MessageCommit(messages=(row,)))
-        assert await store.get_messages("a\x00b") == [row]
+        with pytest.raises(ValidationError, match="NUL"):
+            await store.create_session("a\x00b")
         assert await store.get_session("a") is None
+        await store.create_session("a")
+        row = ChatMessage(role="user", content="x\x00y")
+        await store.append_messages("a", MessageCommit(messages=(row,)))
+        assert await store.get_messages("a") == [row]
 
 
 async def test_lone_surrogates_are_validation_errors(tmp_path: Path) -> None:
