@@ -72,7 +72,7 @@ def test_expected_failures_and_capabilities(pytester: pytest.Pytester) -> None:
     """
     )
     result = pytester.runpytest_subprocess("-p", "anyio", "-q", "-rsx")
-    result.assert_outcomes(passed=48, skipped=6, xfailed=1)
+    result.assert_outcomes(passed=54, skipped=6, xfailed=1)
     result.stdout.fnmatch_lines(
         ["*store lacks capability 'shared_instances'*", "*MSG-5: retention is ignored*"]
     )
