@@ -16,6 +16,7 @@ from helix_agents.core import (
     ChatMessage,
     Checkpoint,
     ContextItem,
+    ContextItemDelivery,
     ContextMessage,
     LateAnswer,
     MessageCommit,
@@ -236,3 +237,15 @@ def test_genuine_cursors_of_the_longest_ids_fit() -> None:
     assert decode_sessions_cursor(worst, listing) == (T0, worst)
     page = encode_message_cursor(worst, "desc", 2**62)
     assert decode_message_cursor(worst, "desc", page) == 2**62
+
+
+@pytest.mark.parametrize("bad", [True, "3", 3.0])
+def test_counts_and_offsets_in_models_are_strict_ints(bad: Any) -> None:
+    with pytest.raises(ValidationError, match="rewind_to"):
+        StartRun(run_id="r", rewind_to=bad)
+    with pytest.raises(ValidationError, match="expect_message_count"):
+        MessageCommit(expect_message_count=bad)
+    with pytest.raises(ValidationError, match="row_offset"):
+        ContextItemDelivery(key="k", row_offset=bad)
+    with pytest.raises(ValidationError, match="message_count"):
+        Checkpoint(checkpoint_id="p", run_id="r", message_count=bad, state={}, created_at=T0)

@@ -296,6 +296,8 @@ def _checkpoint(checkpoint_id: str) -> Checkpoint:
 
 # Each edge of docs/limits.md, and the first value past it.
 _JSON_EDGES: list[Any] = [
+    nested(MAX_DEPTH - 2),
+    nested(MAX_DEPTH - 1),
     nested(MAX_DEPTH),
     nested(MAX_DEPTH + 1),
     {"nul\x00key": "nul\x00value", "odd": list(ODD_TEXT[:2] + ODD_TEXT[4:])},

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, TypeAlias
 
-from pydantic import AwareDatetime, ConfigDict, Field, JsonValue, StrictStr
+from pydantic import AwareDatetime, ConfigDict, Field, JsonValue, StrictInt, StrictStr
 
 from .messages import ContextItem, JsonObject, Message, Value
 
@@ -32,8 +32,9 @@ __all__ = [
 RunStatus: TypeAlias = Literal["live", "completed", "failed", "cancelled", "awaiting_approval"]
 PageOrder: TypeAlias = Literal["asc", "desc"]
 ApprovalResolution: TypeAlias = Literal["resolved", "already-resolved"]
-NonNegative = Annotated[int, Field(ge=0)]
-# Ids are strings as given: bytes are refused, not decoded (docs/limits.md).
+# Ids and counts are taken as given: bytes, bools, floats and numeric strings are
+# refused, not converted (docs/limits.md).
+NonNegative = Annotated[StrictInt, Field(ge=0)]
 Id: TypeAlias = StrictStr
 
 
@@ -69,14 +70,14 @@ class ContextItemDelivery(_Value):
     """Mark the item ``key`` delivered by the commit's row at ``row_offset``."""
 
     key: Id
-    row_offset: int
+    row_offset: StrictInt
 
 
 class LateAnswerDelivery(_Value):
     """Mark the late answer ``call_id`` delivered by the commit's row at ``row_offset``."""
 
     call_id: Id
-    row_offset: int
+    row_offset: StrictInt
 
 
 class MessageCommit(_Value):
