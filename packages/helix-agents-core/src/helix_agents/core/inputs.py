@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import re
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, overload
 
 from pydantic import BaseModel
 
@@ -62,35 +62,49 @@ def _shown(value: str) -> str:
     return repr(value) if len(value) <= 64 else f"{value[:32]!r}…"
 
 
+@overload
+def check_id(
+    value: object, field: str, *, session_id: str | None = None, optional: Literal[False] = False
+) -> str: ...
+
+
+@overload
+def check_id(
+    value: object, field: str, *, session_id: str | None = None, optional: bool
+) -> str | None: ...
+
+
 def check_id(
     value: object, field: str, *, session_id: str | None = None, optional: bool = False
-) -> str:
+) -> str | None:
     """``value`` if it is a storable id: valid Unicode without NUL, 1..MAX_ID_BYTES bytes.
 
     ``None`` passes when ``optional``. Anything else is a :class:`ValidationError`
     naming ``field`` and the session.
     """
     if value is None and optional:
-        return value  # type: ignore[return-value]
-    where = _where(session_id)
+        return None
     if not isinstance(value, str):
         raise ValidationError(
-            f"{where}{field} must be a string, got {type(value).__name__}", session_id=session_id
+            f"{_where(session_id)}{field} must be a string, got {type(value).__name__}",
+            session_id=session_id,
         )
-    if _SURROGATE.search(value):
+    ascii_only = value.isascii()
+    if not ascii_only and _SURROGATE.search(value):
         raise ValidationError(
-            f"{where}{field} {_shown(value)} is not valid Unicode (a lone surrogate)",
+            f"{_where(session_id)}{field} {_shown(value)} is not valid Unicode (a lone surrogate)",
             session_id=session_id,
         )
     if "\x00" in value:
         raise ValidationError(
-            f"{where}{field} {_shown(value)} holds NUL (U+0000), which ids may not",
+            f"{_where(session_id)}{field} {_shown(value)} holds NUL (U+0000), which ids may not",
             session_id=session_id,
         )
-    size = len(value) if value.isascii() else len(value.encode("utf-8"))
+    size = len(value) if ascii_only else len(value.encode("utf-8"))
     if not 0 < size <= MAX_ID_BYTES:
         raise ValidationError(
-            f"{where}{field} {_shown(value)} is {size} bytes of UTF-8; ids are 1..{MAX_ID_BYTES}",
+            f"{_where(session_id)}{field} {_shown(value)} is {size} bytes of UTF-8; "
+            f"ids are 1..{MAX_ID_BYTES}",
             session_id=session_id,
         )
     return value
