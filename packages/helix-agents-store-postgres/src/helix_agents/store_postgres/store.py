@@ -17,6 +17,7 @@ from helix_agents.core import (
     assert_fence,
     check_commit,
     check_finish_status,
+    check_id,
     check_keep,
     check_limit,
     coerce,
@@ -54,6 +55,7 @@ class PostgresStateStore(SessionsMixin, QueuesMixin):
         order under the session row lock and writes the rows, deliveries, run
         start and commit id in the same transaction.
         """
+        check_id(session_id, "session_id")
         commit = await self._checked(
             session_id, "append_messages", lambda: coerce(MessageCommit, commit, session_id)
         )
@@ -108,6 +110,7 @@ class PostgresStateStore(SessionsMixin, QueuesMixin):
 
     async def get_messages(self, session_id: str, *, limit: int | None = None) -> list[Message]:
         """Rows oldest first; ``limit`` keeps the last N."""
+        check_id(session_id, "session_id")
         if limit is not None:
             await self._checked(
                 session_id,
@@ -121,11 +124,13 @@ class PostgresStateStore(SessionsMixin, QueuesMixin):
 
     async def get_message_count(self, session_id: str) -> int:
         """All rows, context rows included."""
+        check_id(session_id, "session_id")
         count, _, _ = await self._counts(session_id, "get_message_count")
         return count
 
     async def get_ui_message_count(self, session_id: str) -> int:
         """Rows that are not context rows (those dropped by retention included)."""
+        check_id(session_id, "session_id")
         _, ui, _ = await self._counts(session_id, "get_ui_message_count")
         return ui
 
@@ -138,6 +143,7 @@ class PostgresStateStore(SessionsMixin, QueuesMixin):
         order: PageOrder = "asc",
     ) -> MessagePage:
         """A page of rows in ``order``; ``next_cursor`` is ``None`` at the end."""
+        check_id(session_id, "session_id")
 
         def parse() -> int | None:
             check_limit(session_id, "limit", limit, 1, 500)
@@ -173,6 +179,12 @@ class PostgresStateStore(SessionsMixin, QueuesMixin):
     ) -> None:
         """Drop rows at index >= ``keep``, re-opening the items they delivered."""
         self._ensure_open("truncate_messages", session_id)
+        check_id(session_id, "session_id")
+        await self._checked(
+            session_id,
+            "truncate_messages",
+            lambda: check_id(fence_run_id, "fence_run_id", session_id=session_id, optional=True),
+        )
         if isinstance(keep, bool) or not isinstance(keep, int):
             count, _, _ = await self._counts(session_id, "truncate_messages")
             check_keep(session_id, keep, count)
@@ -193,6 +205,7 @@ class PostgresStateStore(SessionsMixin, QueuesMixin):
 
     async def is_truncated(self, session_id: str) -> bool:
         """Whether retention has dropped old rows."""
+        check_id(session_id, "session_id")
         _, _, first = await self._counts(session_id, "is_truncated")
         return first > 0
 
@@ -200,6 +213,10 @@ class PostgresStateStore(SessionsMixin, QueuesMixin):
 
     async def finish_run(self, session_id: str, run_id: str, status: RunStatus) -> None:
         """End the current live run with ``status``."""
+        check_id(session_id, "session_id")
+        await self._checked(
+            session_id, "finish_run", lambda: check_id(run_id, "run_id", session_id=session_id)
+        )
         doc = await self._call(
             self._sql.finish_run,
             (session_id, run_id, status if isinstance(status, str) else "", self._clock()),

@@ -14,7 +14,7 @@ from typing import Any
 from helix_agents.core import (
     SessionsPage,
     SessionSummary,
-    ValidationError,
+    check_id,
     check_limit,
     decode_sessions_cursor,
     encode_sessions_cursor,
@@ -36,8 +36,8 @@ class ListingMixin(StoreBase):
         self, user_id: str, *, first: int = 20, cursor: str | None = None
     ) -> SessionsPage:
         """A user's sessions, most recent activity first, ties by id."""
-        if not isinstance(user_id, str):
-            raise ValidationError(f"user_id {user_id!r} must be a string")
+        self._live()
+        check_id(user_id, "user_id")
         check_limit(None, "first", first, 1, 500)
         after = None if cursor is None else decode_sessions_cursor(user_id, cursor)
         ukey = self.options.keys.user(user_id)

@@ -13,6 +13,7 @@ from helix_agents.core import (
     RunStatus,
     ValidationError,
     check_finish_status,
+    check_id,
     check_keep,
     check_limit,
     coerce,
@@ -49,6 +50,7 @@ class RedisStateStore(SessionsMixin, RecordsMixin, ListingMixin):
 
     async def append_messages(self, session_id: str, commit: MessageCommit) -> CommitResult:
         """Append rows with the checks and deliveries of the commit, in one script."""
+        check_id(session_id, "session_id")
         try:
             commit = coerce(MessageCommit, commit, session_id)
             rows = [pack_row(m, session_id) for m in commit.messages]
@@ -94,6 +96,7 @@ class RedisStateStore(SessionsMixin, RecordsMixin, ListingMixin):
 
     async def get_messages(self, session_id: str, *, limit: int | None = None) -> list[Message]:
         """Rows oldest first; ``limit`` keeps the last N."""
+        check_id(session_id, "session_id")
         if limit is not None:
             try:
                 check_limit(session_id, "limit", limit, 0, 2**62)
@@ -109,8 +112,7 @@ class RedisStateStore(SessionsMixin, RecordsMixin, ListingMixin):
 
     async def _meta_field(self, session_id: str, field: str) -> int:
         client, _ = self._live()
-        if not isinstance(session_id, str) or not session_id:
-            raise not_found(session_id)
+        check_id(session_id, "session_id")
         try:
             value = await client.hget(self.options.keys.meta(session_id), field)
         except DRIVER_ERRORS as exc:
@@ -136,6 +138,7 @@ class RedisStateStore(SessionsMixin, RecordsMixin, ListingMixin):
         order: PageOrder = "asc",
     ) -> MessagePage:
         """A page of rows in ``order``; ``next_cursor`` is ``None`` at the end."""
+        check_id(session_id, "session_id")
         try:
             check_limit(session_id, "limit", limit, 1, 500)
             if order not in ("asc", "desc"):
@@ -171,6 +174,12 @@ class RedisStateStore(SessionsMixin, RecordsMixin, ListingMixin):
         self, session_id: str, keep: int, *, fence_run_id: str | None = None
     ) -> None:
         """Drop rows at index >= ``keep``, re-opening the items they delivered."""
+        check_id(session_id, "session_id")
+        try:
+            check_id(fence_run_id, "fence_run_id", session_id=session_id, optional=True)
+        except ValidationError:
+            await self._require(session_id)
+            raise
         if isinstance(keep, bool) or not isinstance(keep, int):
             await self._require(session_id)
             check_keep(session_id, keep, 0)
@@ -192,7 +201,9 @@ class RedisStateStore(SessionsMixin, RecordsMixin, ListingMixin):
 
     async def finish_run(self, session_id: str, run_id: str, status: RunStatus) -> None:
         """End the current live run with ``status``."""
+        check_id(session_id, "session_id")
         try:
+            check_id(run_id, "run_id", session_id=session_id)
             check_finish_status(session_id, status)
         except ValidationError:
             await self._require(session_id)
