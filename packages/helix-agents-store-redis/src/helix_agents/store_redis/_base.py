@@ -148,18 +148,10 @@ class StoreBase:
     ) -> Any:
         """Run script ``name`` on the session's ``keys``; its reply as the client decoded it."""
         _, scripts = self._live()
-        if not isinstance(session_id, str) or not session_id:
-            raise not_found(session_id)
         try:
             return await scripts.run(name, self.options.keys.session(session_id, keys), args)
         except DRIVER_ERRORS as exc:
             raise driver_error(exc, session_id, write=write) from exc
-        except UnicodeEncodeError:
-            # Lone surrogates: no Redis string (nor any other store's text) can hold them.
-            raise ValidationError(
-                f"session {session_id!r}: a value is not encodable as UTF-8",
-                session_id=session_id,
-            ) from None
 
     async def _run(
         self,
@@ -202,8 +194,6 @@ class StoreBase:
     async def _require(self, session_id: str) -> None:
         """Raise SessionNotFoundError if the session does not exist (for refusals made here)."""
         client, _ = self._live()
-        if not isinstance(session_id, str) or not session_id:
-            raise not_found(session_id)
         try:
             found = await client.exists(self.options.keys.meta(session_id))
         except DRIVER_ERRORS as exc:
