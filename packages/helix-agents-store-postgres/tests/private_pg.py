@@ -99,6 +99,7 @@ class Server:
     password: str | None
     proc: subprocess.Popen[bytes]
     data: Path
+    socket_dir: Path
     stopped: list[int] = field(default_factory=list)
 
     def url_as(self, user: str, password: str | None, dbname: str = "postgres") -> str:
@@ -192,7 +193,7 @@ def start_server(
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group, to freeze as one
         )
-    server = Server("", "127.0.0.1", port, password, proc, data)
+    server = Server("", "127.0.0.1", port, password, proc, data, base)
     server.url = server.url_as("postgres", password)
     try:
         wait_for(server.url, proc, log, "the private PostgreSQL server")
