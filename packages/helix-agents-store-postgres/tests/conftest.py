@@ -87,7 +87,6 @@ def tls_files(tmp_path_factory: pytest.TempPathFactory) -> TLSFiles:
     ca = trustme.CA()
     issued = ca.issue_cert("127.0.0.1", "localhost")
     base = tmp_path_factory.mktemp("tls")
-    os.chmod(base, 0o755)  # the server's user reads its certificate here
     files = TLSFiles(ca=base / "ca.pem", cert=base / "server.pem", key=base / "server.key")
     ca.cert_pem.write_to_path(str(files.ca))
     issued.cert_chain_pems[0].write_to_path(str(files.cert))

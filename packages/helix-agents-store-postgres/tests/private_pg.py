@@ -181,10 +181,11 @@ def start_server(
     command = [*prefix, str(bindir / "postgres"), "-D", str(data), "-p", str(port), "-k", str(base)]
     command += ["-c", "listen_addresses=127.0.0.1", "-c", "fsync=off"]
     if tls is not None:
-        for path in (tls.cert, tls.key):
-            _give_to_server_user(path, 0o600)
-        command += ["-c", "ssl=on", "-c", f"ssl_cert_file={tls.cert}"]
-        command += ["-c", f"ssl_key_file={tls.key}"]
+        cert, key = base / "server.pem", base / "server.key"  # where the server's user can read
+        for source, copy in ((tls.cert, cert), (tls.key, key)):
+            shutil.copyfile(source, copy)
+            _give_to_server_user(copy, 0o600)
+        command += ["-c", "ssl=on", "-c", f"ssl_cert_file={cert}", "-c", f"ssl_key_file={key}"]
     log = base / "postgres.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
