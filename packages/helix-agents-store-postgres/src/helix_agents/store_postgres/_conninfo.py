@@ -46,12 +46,11 @@ class Target:
         try:
             params = conninfo_to_dict(conninfo)
         except psycopg.Error as exc:
-            # libpq quotes the text it could not parse: show it only for URLs, redacted.
-            detail = _scrub(str(exc).strip(), _url_password(conninfo)) if "://" in conninfo else ""
-            raise ValidationError(
-                f"{shown!r} is not a valid PostgreSQL URL or conninfo{': ' if detail else ''}"
-                f"{detail}"
-            ) from None
+            unparsable = _unparsable(conninfo, shown, str(exc).strip())
+        else:
+            unparsable = ""
+        if unparsable:  # raised here, so the driver's error (quoting the URL) is not its context
+            raise ValidationError(unparsable)
         secrets = {k: str(params.pop(k)) for k in _SECRETS if params.get(k) is not None}
         for port in str(params.get("port") or "").split(","):
             if port and not (port.isascii() and port.isdigit() and 0 < int(port) < 65536):
@@ -96,6 +95,15 @@ def _seconds_text(text: object) -> float:
     except ValueError:
         raise ValidationError(f"option connect_timeout={text!r} is not a number") from None
     return seconds("connect_timeout", value)
+
+
+def _unparsable(conninfo: str, shown: str, reason: str) -> str:
+    if "://" in conninfo:  # libpq quotes the URL it could not parse: redact it like the rest
+        return f"{shown!r} is not a valid PostgreSQL URL: {_scrub(reason, _url_password(conninfo))}"
+    if "password" in conninfo.lower():
+        # Where a malformed key=value string's password ends is anyone's guess: show none of it.
+        return "the conninfo (its password not shown) is not a valid libpq key=value string"
+    return f"{shown!r} is not a valid libpq key=value string: {reason}"
 
 
 def _url_password(conninfo: str) -> str:
