@@ -107,32 +107,42 @@ async def within(conn: AsyncConnection[Any], work: Coroutine[Any, Any, _T], dead
     """Run ``work`` (I/O on ``conn``) until ``deadline``, a time of the event loop's clock.
 
     Past the deadline, or when the caller is cancelled, the connection is
-    severed rather than the task cancelled: psycopg answers a cancellation by
-    asking the server to cancel the query and waiting for it, up to ten
-    seconds with a server that does not answer. Raises :class:`TimeoutError`
-    past the deadline.
+    severed and closed rather than the query cancelled: psycopg cancels by
+    asking the server and waiting for it, up to ten seconds with a server that
+    does not answer. Raises :class:`TimeoutError` if no answer came in time.
     """
-    task = asyncio.ensure_future(work)
-    task.add_done_callback(_retrieve)
     loop = asyncio.get_running_loop()
+    expired = False
+
+    def expire() -> None:
+        nonlocal expired
+        expired = True
+        sever(conn)
+
+    timer = loop.call_at(deadline, expire)
+    task = loop.create_task(work)
     try:
-        done, _ = await asyncio.wait((task,), timeout=max(0.0, deadline - loop.time()))
+        result = await asyncio.shield(task)
     except asyncio.CancelledError:
-        await _stop(conn, task)
+        if not task.done():  # the caller was cancelled, the work goes on: end it
+            task.add_done_callback(_retrieve)
+            sever(conn)
+            await asyncio.wait((task,))  # at once: its socket is shut
+            await conn.close()
         raise
-    if not done:
-        await _stop(conn, task)
-        raise TimeoutError("no answer from PostgreSQL by the deadline")
-    return task.result()
-
-
-async def _stop(conn: AsyncConnection[Any], task: asyncio.Future[Any]) -> None:
-    sever(conn)
-    # It ends at once now that its socket is shut; the pool must not get the connection before.
-    await asyncio.wait((task,))
+    except BaseException:
+        if not expired:
+            raise
+        await conn.close()
+        raise TimeoutError("no answer from PostgreSQL by the deadline") from None
+    finally:
+        timer.cancel()
+    if expired:  # it answered as the deadline severed it: the connection is unusable
+        await conn.close()
+    return result
 
 
 def _retrieve(task: asyncio.Future[Any]) -> None:
-    # The caller reports the timeout or the cancellation; the severed call's own error is moot.
+    # The caller reports its cancellation; the severed call's own error is moot.
     if not task.cancelled():
         task.exception()
