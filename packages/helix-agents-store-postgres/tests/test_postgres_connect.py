@@ -130,10 +130,10 @@ async def test_a_server_that_is_not_postgres_is_misconfigured(
     assert "not a PostgreSQL server" in str(error)
 
 
-async def test_a_password_changed_after_open_is_unavailable_and_never_logged(
+async def test_a_password_changed_after_open_is_misconfigured_and_never_logged(
     private_pg: Server, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """The pool's own reconnects fail: the call times out, retryable; no log holds a password."""
+    """The pool's reconnects are refused: the call ends in time with the server's reason."""
     role, old, new = f"app_{uuid.uuid4().hex[:8]}", "Old-Secret-9:@", "New-Secret-9:@"
     async with await psycopg.AsyncConnection.connect(private_pg.url, autocommit=True) as admin:
         await admin.execute(
@@ -159,9 +159,12 @@ async def test_a_password_changed_after_open_is_unavailable_and_never_logged(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", [role]
             )
             # The read finds its connection killed, retries, and waits for a new one in vain.
-            with pytest.raises(StoreUnavailableError) as caught:
+            started = time.monotonic()
+            with pytest.raises(StoreMisconfiguredError) as caught:
                 await store.get_session("s")
-            assert caught.value.retryable
+            assert time.monotonic() - started < 1.0 + 1.0
+            assert caught.value.session_id == "s"
+            assert "password authentication failed" in str(caught.value)
             assert role in repr(store)
             assert_not_shown(old, error=caught.value, records=caplog.records, texts=[repr(store)])
         failed = [r for r in caplog.records if "password authentication failed" in r.getMessage()]

@@ -13,19 +13,20 @@ from typing import Any, Self, TypeVar
 import psycopg
 from psycopg import AsyncConnection
 from psycopg.rows import tuple_row
-from psycopg_pool import AsyncConnectionPool
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from helix_agents.core import (
     SessionNotFoundError,
+    StateStoreError,
     StoreUnavailableError,
     ValidationError,
     check_limit,
 )
 
 from ._config import DEFAULT_OPERATION_TIMEOUT, PoolSettings, seconds, valid_schema
-from ._connect import make_pool, probe, within
+from ._connect import ConnectWatch, make_pool, probe, within
 from ._conninfo import Target
-from ._errors import MigrationError, logger, timeout_error, wrap_driver_error
+from ._errors import MigrationError, connect_error, logger, timeout_error, wrap_driver_error
 from ._migrations import check_applied, migrate, read_applied
 from ._sql import Statements
 
@@ -82,10 +83,11 @@ class StoreBase:
         self.operation_timeout = seconds("operation_timeout", operation_timeout)
         self._settings = pool_settings or PoolSettings()
         self._target: Target | None = None
+        self._watch = ConnectWatch()
         self._pool: AsyncConnectionPool[Any]
         if pool is None:
             self._target = Target.parse(conninfo)
-            self._pool = make_pool(self._target, self._settings)
+            self._pool = make_pool(self._target, self._settings, self._watch)
         else:
             self._pool = pool
         self._owns_pool = pool is None
@@ -115,7 +117,7 @@ class StoreBase:
         except BaseException as exc:
             await self.close()
             if isinstance(exc, psycopg.Error):
-                raise wrap_driver_error(
+                raise self._wrap(
                     exc, what="opening the store", session_id=None, sent_write=False, broken=True
                 ) from exc
             raise
@@ -169,6 +171,27 @@ class StoreBase:
                 f"{where}{what}: the store is closed", session_id=session_id
             )
 
+    def _wrap(
+        self,
+        exc: psycopg.Error,
+        *,
+        what: str,
+        session_id: str | None,
+        sent_write: bool,
+        broken: bool,
+    ) -> StateStoreError:
+        """The store error for a driver error; waiting in vain for a connection says why."""
+        if isinstance(exc, PoolTimeout) and self._target is not None and self._watch.reason:
+            return connect_error(
+                shown=self._target.shown,
+                reason=f"{self._watch.reason} (no connection in time: {exc})",
+                what=what,
+                session_id=session_id,
+            )
+        return wrap_driver_error(
+            exc, what=what, session_id=session_id, sent_write=sent_write, broken=broken
+        )
+
     def _deadline(self) -> float:
         return asyncio.get_running_loop().time() + self.operation_timeout
 
@@ -195,7 +218,7 @@ class StoreBase:
                 what=what, session_id=None, timeout=self.operation_timeout, may_have_landed=False
             ) from exc
         except psycopg.Error as exc:
-            raise wrap_driver_error(
+            raise self._wrap(
                 exc, what=what, session_id=None, sent_write=False, broken=True
             ) from exc
 
@@ -236,7 +259,7 @@ class StoreBase:
                         "%s on session %r: connection lost, retrying: %s", what, session_id, exc
                     )
                     continue
-                raise wrap_driver_error(
+                raise self._wrap(
                     exc,
                     what=what,
                     session_id=session_id,

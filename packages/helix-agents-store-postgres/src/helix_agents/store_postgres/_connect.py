@@ -6,7 +6,7 @@ import asyncio
 import os
 import socket
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 import psycopg
 from psycopg import AsyncConnection
@@ -19,16 +19,48 @@ from ._config import PoolSettings
 from ._conninfo import Target
 from ._errors import connect_error, logger
 
-__all__ = ["make_pool", "probe", "sever", "within"]
+__all__ = ["ConnectWatch", "make_pool", "probe", "sever", "within"]
 
 _T = TypeVar("_T")
 
 
-def make_pool(target: Target, settings: PoolSettings) -> AsyncConnectionPool[AsyncConnection[Any]]:
+class ConnectWatch:
+    """Why the pool's latest attempt to connect failed (secrets masked); ``None`` once one works.
+
+    The pool retries in the background and only logs why; a call that then
+    waits for a connection in vain reports this reason.
+    """
+
+    __slots__ = ("reason",)
+
+    def __init__(self) -> None:
+        self.reason: str | None = None
+
+
+def _watched(target: Target, watch: ConnectWatch) -> type[AsyncConnection[Any]]:
+    class StoreConnection(AsyncConnection[Any]):
+        @classmethod
+        async def connect(cls, conninfo: str = "", **kwargs: Any) -> Self:
+            try:
+                conn = await super().connect(conninfo, **kwargs)
+            except psycopg.Error as exc:
+                watch.reason = target.scrub(str(exc).strip())
+                raise
+            watch.reason = None
+            return conn
+
+    StoreConnection.__qualname__ = StoreConnection.__name__  # how psycopg's logs show it
+    return StoreConnection
+
+
+def make_pool(
+    target: Target, settings: PoolSettings, watch: ConnectWatch
+) -> AsyncConnectionPool[AsyncConnection[Any]]:
     """A closed pool of autocommit connections that never prepare statements (PgBouncer-safe)."""
     limit = target.timeout(settings.connect_timeout)
     return AsyncConnectionPool(
         target.conninfo,
+        connection_class=_watched(target, watch),
         kwargs={
             "autocommit": True,
             "prepare_threshold": None,

@@ -117,19 +117,25 @@ _REFUSALS = (
 _TRANSIENT_TLS = ("ssl syscall", "eof detected", "unexpected eof", "closed unexpectedly")
 
 
-def connect_error(*, shown: str, reason: str) -> StateStoreError:
+def connect_error(
+    *, shown: str, reason: str, what: str | None = None, session_id: str | None = None
+) -> StateStoreError:
     """The error of a failed connect: misconfigured when retrying cannot help, else unavailable.
 
     ``shown`` is the redacted conninfo and ``reason`` the driver's message with
     every secret masked. The caller chains a copy of the driver's error that
     holds no connection object (psycopg keeps the password on it).
     """
+    head = f"{_where(session_id)}{what}: " if what else _where(session_id)
     text = reason.lower()
     if not any(mark in text for mark in _TRANSIENT_TLS):
         for label, marks in _REFUSALS:
             if any(mark in text for mark in marks):
                 return StoreMisconfiguredError(
-                    f"cannot connect to PostgreSQL at {shown!r} ({label}): {reason}"
+                    f"{head}cannot connect to PostgreSQL at {shown!r} ({label}): {reason}",
+                    session_id=session_id,
                 )
-    logger.warning("cannot connect to PostgreSQL at %r: %s", shown, reason)
-    return StoreUnavailableError(f"cannot connect to PostgreSQL at {shown!r}: {reason}")
+    logger.warning("%scannot connect to PostgreSQL at %r: %s", head, shown, reason)
+    return StoreUnavailableError(
+        f"{head}cannot connect to PostgreSQL at {shown!r}: {reason}", session_id=session_id
+    )
