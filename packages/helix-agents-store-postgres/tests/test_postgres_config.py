@@ -156,6 +156,13 @@ def test_options_reach_the_store_and_its_pool() -> None:
     assert _pool_conninfo(default)[1]["connect_timeout"] == 5
 
 
+def test_huge_times_are_accepted_and_fit_libpq() -> None:
+    """A time too large to matter is fine; libpq gets an int it can read."""
+    store = open_store(URL, operation_timeout=1e300, connect_timeout=1e300, timeout=1e300)
+    assert isinstance(store, PostgresStateStore) and store.operation_timeout == 1e300
+    assert _pool_conninfo(store)[1]["connect_timeout"] == 2**31 - 1
+
+
 def test_the_store_repr_shows_where_it_connects_but_not_the_password() -> None:
     """repr(store) names the server, the database and the schema; the password is masked."""
     shown = repr(open_store(URL, namespace="agents"))

@@ -76,11 +76,11 @@ class Target:
     def kwargs(self, connect_timeout: float | None) -> dict[str, str | int]:
         """Keyword arguments of ``psycopg`` connect: the secrets and libpq's connect timeout.
 
-        libpq counts whole seconds, at least 2; the store bounds the whole
-        connect itself, to the fraction.
+        libpq counts whole seconds in an int, at least 2; the store bounds the
+        whole connect itself, to the fraction.
         """
         limit = self.timeout(connect_timeout)
-        return {**self.secrets, "connect_timeout": max(2, math.ceil(limit))}
+        return {**self.secrets, "connect_timeout": min(2**31 - 1, max(2, math.ceil(limit)))}
 
     def timeout(self, connect_timeout: float | None) -> float:
         """Seconds to open one connection: the setting, else the conninfo's, else the default."""
