@@ -20,10 +20,9 @@ from helix_agents.core import (
     StateStoreError,
     StoreUnavailableError,
     ValidationError,
-    check_limit,
 )
 
-from ._config import DEFAULT_OPERATION_TIMEOUT, PoolSettings, seconds, valid_schema
+from ._config import DEFAULT_OPERATION_TIMEOUT, PoolSettings, count, seconds, valid_schema
 from ._connect import ConnectWatch, make_pool, probe, within
 from ._conninfo import Target
 from ._errors import MigrationError, connect_error, logger, timeout_error, wrap_driver_error
@@ -72,7 +71,7 @@ class StoreBase:
                 "give PostgresStateStore exactly one of a conninfo (URL) and a pool"
             )
         if max_messages is not None:
-            check_limit(None, "max_messages", max_messages, 1, 2**62)
+            count("max_messages", max_messages, 1, 2**62)
         if not isinstance(auto_migrate, bool):
             raise ValidationError(f"option auto_migrate={auto_migrate!r} must be a boolean")
         if pool_settings is not None and not isinstance(pool_settings, PoolSettings):
@@ -144,7 +143,9 @@ class StoreBase:
 
         Safe to run from many processes at once (an advisory lock serialises them).
         """
-        return await self._on_connection("migrate", lambda conn: migrate(conn, self.schema))
+        return await self._on_connection(
+            "migrate", lambda conn: migrate(conn, self.schema), write=True
+        )
 
     async def check_schema(self) -> None:
         """Raise :class:`MigrationError` unless the schema is exactly at this package's version."""
@@ -200,7 +201,11 @@ class StoreBase:
         return max(0.0, deadline - asyncio.get_running_loop().time())
 
     async def _on_connection(
-        self, what: str, work: Callable[[AsyncConnection[Any]], Awaitable[_T]]
+        self,
+        what: str,
+        work: Callable[[AsyncConnection[Any]], Awaitable[_T]],
+        *,
+        write: bool = False,
     ) -> _T:
         """``work`` on one pool connection in autocommit (migrations), bounded, errors wrapped."""
         self._ensure_open(what, None)
@@ -215,7 +220,7 @@ class StoreBase:
                 return await within(conn, run(conn), deadline)
         except TimeoutError as exc:
             raise timeout_error(
-                what=what, session_id=None, timeout=self.operation_timeout, may_have_landed=False
+                what=what, session_id=None, timeout=self.operation_timeout, may_have_landed=write
             ) from exc
         except psycopg.Error as exc:
             raise self._wrap(

@@ -16,6 +16,7 @@ __all__ = [
     "POOL_OPTIONS",
     "STORE_OPTIONS",
     "PoolSettings",
+    "count",
     "seconds",
     "split_url",
     "valid_schema",
@@ -41,9 +42,16 @@ def seconds(name: str, value: object) -> float:
     return float(value)
 
 
-def _count(name: str, value: object, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ValidationError(f"option {name}={value!r} must be an integer of at least {low}")
+def count(name: str, value: object, low: int, high: int | None = None) -> int:
+    """``value`` if it is an integer in ``low..high``, else :class:`ValidationError`."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or value < low
+        or (high is not None and value > high)
+    ):
+        span = f"at least {low}" if high is None else f"in {low}..{high}"
+        raise ValidationError(f"option {name}={value!r} must be an integer {span}")
     return value
 
 
@@ -68,8 +76,8 @@ class PoolSettings:
     connect_timeout: float | None = None
 
     def __post_init__(self) -> None:
-        _count("min_size", self.min_size, 0)
-        _count("max_size", self.max_size, max(1, self.min_size))
+        count("min_size", self.min_size, 0)
+        count("max_size", self.max_size, max(1, self.min_size))
         for name in ("max_idle", "max_lifetime", "timeout"):
             seconds(name, getattr(self, name))
         if self.connect_timeout is not None:
