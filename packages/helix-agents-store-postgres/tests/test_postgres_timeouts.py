@@ -8,6 +8,7 @@ server runs.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -18,6 +19,7 @@ import pytest
 from helix_agents.core import ChatMessage, MessageCommit, StoreUnavailableError
 from helix_agents.store_postgres import PoolSettings, PostgresStateStore
 
+from .no_secrets import assert_not_shown
 from .private_pg import Server
 
 pytestmark = pytest.mark.anyio
@@ -54,9 +56,10 @@ async def _timed(call: Any) -> tuple[BaseException, float]:
 
 
 async def test_a_frozen_server_times_out_reads_and_writes_then_the_store_recovers(
-    store: PostgresStateStore, private_pg: Server
+    store: PostgresStateStore, private_pg: Server, caplog: pytest.LogCaptureFixture
 ) -> None:
     """get_session and append_messages end within the timeout; a sent write may have landed."""
+    caplog.set_level(logging.DEBUG)
     commit = MessageCommit(messages=(_user("a"),), commit_id="c1")
     with private_pg.frozen():
         write, took = await _timed(store.append_messages("s", commit))
@@ -69,6 +72,9 @@ async def test_a_frozen_server_times_out_reads_and_writes_then_the_store_recover
         assert took < TIMEOUT + MARGIN
         assert isinstance(read, StoreUnavailableError)
         assert read.may_have_landed is False
+    assert private_pg.password is not None
+    for error in (write, read):
+        assert_not_shown(private_pg.password, error=error, records=caplog.records)
 
     # The same store works again; retrying the commit with its id lands it exactly once.
     retried = await store.append_messages("s", commit)

@@ -6,8 +6,10 @@ with "TLS/SSL" in the message — not a pool timeout.
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from urllib.parse import quote
 
@@ -17,6 +19,7 @@ import trustme
 from helix_agents.core import StateStoreError, StoreMisconfiguredError, open_store
 from helix_agents.store_postgres import PostgresStateStore
 
+from .no_secrets import assert_not_shown
 from .private_pg import Server, TLSFiles
 
 pytestmark = pytest.mark.anyio
@@ -36,12 +39,28 @@ def no_default_root(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("PGSSLROOTCERT", raising=False)
 
 
-async def _refused(url: str) -> tuple[StateStoreError, float]:
-    started = time.monotonic()
-    with pytest.raises(StateStoreError) as caught:
-        async with open_store(url, namespace=f"helix_tls_{uuid.uuid4().hex[:8]}"):
-            pass
-    return caught.value, time.monotonic() - started
+Refused = Callable[[Server, str], Awaitable[tuple[StateStoreError, float]]]
+
+
+@pytest.fixture
+def refused(caplog: pytest.LogCaptureFixture) -> Refused:
+    """``await refused(server, url)``: the error opening a store raised, and how long it took.
+
+    The server's password shows in neither the error nor a log record.
+    """
+    caplog.set_level(logging.DEBUG)
+
+    async def attempt(server: Server, url: str) -> tuple[StateStoreError, float]:
+        started = time.monotonic()
+        with pytest.raises(StateStoreError) as caught:
+            async with open_store(url, namespace=f"helix_tls_{uuid.uuid4().hex[:8]}"):
+                pass
+        took = time.monotonic() - started
+        assert server.password is not None
+        assert_not_shown(server.password, error=caught.value, records=caplog.records)
+        return caught.value, took
+
+    return attempt
 
 
 async def test_tls_verify_full_with_the_servers_ca_works(
@@ -62,10 +81,10 @@ async def test_tls_verify_full_with_the_servers_ca_works(
 
 @pytest.mark.usefixtures("no_default_root")
 async def test_tls_verify_full_without_a_root_certificate_is_misconfigured(
-    tls_pg: Server,
+    tls_pg: Server, refused: Refused
 ) -> None:
     """No CA to verify the server with: refused at once, and the message says TLS."""
-    error, took = await _refused(_tls_url(tls_pg, "verify-full"))
+    error, took = await refused(tls_pg, _tls_url(tls_pg, "verify-full"))
     assert took < FAST
     assert isinstance(error, StoreMisconfiguredError) and not error.retryable
     assert "TLS/SSL" in str(error)
@@ -73,21 +92,23 @@ async def test_tls_verify_full_without_a_root_certificate_is_misconfigured(
 
 
 async def test_tls_with_a_certificate_of_another_ca_is_misconfigured(
-    tls_pg: Server, tmp_path: Path
+    tls_pg: Server, tmp_path: Path, refused: Refused
 ) -> None:
     """The server's certificate does not verify against the CA given."""
     other = tmp_path / "other-ca.pem"
     trustme.CA().cert_pem.write_to_path(str(other))
-    error, took = await _refused(_tls_url(tls_pg, "verify-full", other))
+    error, took = await refused(tls_pg, _tls_url(tls_pg, "verify-full", other))
     assert took < FAST
     assert isinstance(error, StoreMisconfiguredError)
     assert "TLS/SSL" in str(error)
     assert "certificate verify failed" in str(error)
 
 
-async def test_tls_required_of_a_server_without_tls_is_misconfigured(private_pg: Server) -> None:
+async def test_tls_required_of_a_server_without_tls_is_misconfigured(
+    private_pg: Server, refused: Refused
+) -> None:
     """``sslmode=require`` against a server that offers no TLS."""
-    error, took = await _refused(_tls_url(private_pg, "require"))
+    error, took = await refused(private_pg, _tls_url(private_pg, "require"))
     assert took < FAST
     assert isinstance(error, StoreMisconfiguredError)
     assert "TLS/SSL" in str(error)
