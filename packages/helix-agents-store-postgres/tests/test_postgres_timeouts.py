@@ -88,8 +88,12 @@ async def test_cancelling_a_call_on_a_frozen_server_is_prompt(
 ) -> None:
     """A cancelled call ends at once (psycopg alone would wait ~10 s to cancel in-band)."""
     with private_pg.frozen():
-        for call in (store.get_session("s"), store.append_messages("s", MessageCommit())):
-            task = asyncio.ensure_future(call)
+        calls = (
+            lambda: store.get_session("s"),
+            lambda: store.append_messages("s", MessageCommit(messages=(_user("x"),))),
+        )
+        for call in calls:
+            task = asyncio.ensure_future(call())
             await asyncio.sleep(0.2)
             assert not task.done()
             started = time.monotonic()
