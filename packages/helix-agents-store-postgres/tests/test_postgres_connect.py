@@ -96,11 +96,15 @@ async def test_a_refused_port_is_unavailable_and_fast() -> None:
 
 
 async def test_an_unknown_host_is_unavailable_and_fast() -> None:
-    """A name DNS does not know (``.invalid`` never resolves): retryable, named."""
-    error, took = await _refused("postgresql://app:pw-1234@no-such-host.invalid/db")
+    """A name DNS does not know (``.invalid`` never resolves): retryable, named.
+
+    The name itself reads like a TLS or authentication problem: it must not fool the store.
+    """
+    host = "ssl-error-certificate-authentication-failed.invalid"
+    error, took = await _refused(f"postgresql://app:pw-1234@{host}/db")
     assert took < FAST
     assert isinstance(error, StoreUnavailableError) and error.retryable
-    assert "no-such-host.invalid" in str(error)
+    assert host in str(error)
     assert_not_shown("pw-1234", error=error)
 
 

@@ -86,7 +86,8 @@ def timeout_error(
 
 # Connection failures that retrying cannot fix, told by libpq's and the server's
 # (English) messages: a connection refused at startup carries no SQLSTATE in libpq.
-# First match wins: a non-PostgreSQL server also fails the SSL negotiation.
+# First match wins: a non-PostgreSQL server also fails the SSL negotiation. The marks
+# hold a space or punctuation, so that no host name in the message can match one.
 _REFUSALS = (
     (
         "not a PostgreSQL server",
@@ -98,7 +99,16 @@ _REFUSALS = (
     ),
     (
         "TLS/SSL",
-        ("ssl error:", "does not support ssl", "certificate", "sslmode", "sslrootcert", "tls"),
+        (
+            "ssl error:",  # OpenSSL's: a certificate that does not verify, a handshake alert
+            "does not support ssl",
+            "root certificate file",
+            "server certificate for",
+            "certificate file",
+            "private key file",
+            "sslmode ",
+            "sslrootcert=",
+        ),
     ),
     (
         "authentication",
