@@ -28,7 +28,7 @@ from helix_agents.core import (
 
 from . import _json
 from ._base import big
-from ._config import POOL_OPTIONS, PoolSettings, split_url
+from ._config import POOL_OPTIONS, STORE_OPTIONS, PoolSettings, split_url
 from ._queues import QueuesMixin
 from ._refusals import Snapshot, assert_retained, refuse
 from ._sessions import SessionsMixin
@@ -43,7 +43,9 @@ class PostgresStateStore(SessionsMixin, QueuesMixin):
     sized by ``pool_settings``) or from an application's ``pool`` (left open
     on :meth:`close`). Tables live in ``schema``; open the store with
     ``auto_migrate=True`` or call :meth:`migrate` once per deployment.
-    ``max_messages`` keeps the newest N rows of each session.
+    ``max_messages`` keeps the newest N rows of each session. Each operation
+    ends within ``operation_timeout`` seconds, waiting for a connection
+    included, or raises :class:`~helix_agents.core.StoreUnavailableError`.
     """
 
     # Rows
@@ -236,9 +238,16 @@ def open_url(url: str, *, namespace: str | None = None, **options: Any) -> Postg
     """The ``postgresql://`` / ``postgres://`` entry point; ``namespace`` is the schema.
 
     Store options come as keywords or as URL query parameters (``?max_size=20``);
-    see :func:`~helix_agents.store_postgres._config.split_url`.
+    see :func:`~helix_agents.store_postgres._config.split_url`. An unknown
+    keyword is a :class:`ValidationError`.
     """
     conninfo, from_url = split_url(url)
+    unknown = sorted(set(options) - POOL_OPTIONS - STORE_OPTIONS)
+    if unknown:
+        known = ", ".join(sorted(POOL_OPTIONS | STORE_OPTIONS | {"namespace"}))
+        raise ValidationError(
+            f"unknown option {unknown[0]!r} for a PostgreSQL store; known: {known}"
+        )
     merged = {**from_url, **options}
     pool = {k: merged.pop(k) for k in list(merged) if k in POOL_OPTIONS}
     if namespace is not None:
