@@ -204,11 +204,12 @@ class EditRules:
                 else:
                     assert (replaced.first_index, replaced.message_count) == (n - 1, n)
                     assert final == [*log[:-1], summary, row]
-            # Two replaces made from one read: exactly one lands, whole.
+            # Two replaces made from one read, each changing the length: exactly one lands.
             for round_ in range(RACE_ROUNDS // 4):
                 log = await a.get_messages(sid)
                 n = len(log)
-                mine, theirs = [assistant(f"mine {round_}"), user("m")], [assistant(f"{round_}")]
+                mine = [assistant(f"mine {round_}"), user("m")]
+                theirs = [assistant(f"theirs {round_}"), user("t"), user("t")]
                 outcomes = await asyncio.gather(
                     a.replace_messages(sid, n - 1, mine, expect_message_count=n),
                     b.replace_messages(sid, n - 1, theirs, expect_message_count=n),
