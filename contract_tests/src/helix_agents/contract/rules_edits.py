@@ -131,7 +131,7 @@ class EditRules:
 
         summary = assistant("summary of 3..6")
         result = await store.replace_messages(
-            sid, 3, [summary, {"role": "user", "content": "next"}], expect_message_count=7
+            sid, 3, [summary, user("next")], expect_message_count=7
         )
         assert (result.first_index, result.message_count, result.replayed) == (3, 5, False)
         assert await store.get_messages(sid) == [*rows[:3], summary, user("next")]
@@ -157,7 +157,7 @@ class EditRules:
         async with store_factory() as a, store_factory() as b:
             sid = (await a.create_session()).id
             counter = itertools.count()
-            added = [user(f"seed {next(counter)}") for _ in range(4)]
+            added: list[Message] = [user(f"seed {next(counter)}") for _ in range(4)]
             await a.append_messages(sid, commit(*added))
             popped: list[Message] = []
             for round_ in range(RACE_ROUNDS):
