@@ -13,6 +13,8 @@ from ._base import ContractBase, StoreFactory
 from .machine import run_state_machine
 from .rules_arguments import ArgumentRules
 from .rules_commits import CommitRules
+from .rules_edits import EditRules
+from .rules_handles import HandleRules
 from .rules_inputs import InputRules
 from .rules_messages import MessageRules
 from .rules_queues import QueueRules
@@ -28,6 +30,8 @@ class SessionStoreContract(
     CommitRules,
     SessionRules,
     MessageRules,
+    EditRules,
+    HandleRules,
     RunRules,
     RecordRules,
     InputRules,

@@ -7,6 +7,14 @@ from .cursors import (
     encode_message_cursor,
     encode_sessions_cursor,
 )
+from .edits import (
+    MAX_POP,
+    check_pop_count,
+    check_replace,
+    check_replace_state,
+    check_rows,
+    pop_keep,
+)
 from .errors import (
     ApprovalNotFoundError,
     ConcurrencyConflictError,
@@ -25,6 +33,7 @@ from .errors import (
     is_retryable,
     lookup,
 )
+from .handles import SessionHandle, SessionHandles, session_handle, user_sessions
 from .inputs import (
     MAX_ID_BYTES,
     MAX_INT_DIGITS,
@@ -104,6 +113,7 @@ __all__ = [
     "MAX_ID_BYTES",
     "MAX_INT_DIGITS",
     "MAX_JSON_DEPTH",
+    "MAX_POP",
     "ApprovalNotFoundError",
     "ApprovalResolution",
     "ChatMessage",
@@ -133,6 +143,8 @@ __all__ = [
     "RunStatus",
     "RunSupersededError",
     "SessionExistsError",
+    "SessionHandle",
+    "SessionHandles",
     "SessionInfo",
     "SessionNotFoundError",
     "SessionStateStore",
@@ -158,6 +170,10 @@ __all__ = [
     "check_new_session",
     "check_record",
     "check_text",
+    "check_pop_count",
+    "check_replace",
+    "check_replace_state",
+    "check_rows",
     "coerce",
     "coerce_all",
     "commit_survives",
@@ -180,7 +196,10 @@ __all__ = [
     "open_store",
     "parse_message",
     "parse_message_json",
+    "pop_keep",
     "redact_url",
     "reopen_on_truncate",
+    "session_handle",
     "undelivered_in_order",
+    "user_sessions",
 ]

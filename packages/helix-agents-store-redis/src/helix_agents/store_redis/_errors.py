@@ -46,7 +46,7 @@ from helix_agents.core import (
 
 from ._codec import run_info
 
-__all__ = ["DRIVER_ERRORS", "Refusal", "driver_error", "raise_commit_refusal"]
+__all__ = ["DRIVER_ERRORS", "Refusal", "disagree", "driver_error", "raise_commit_refusal"]
 
 DRIVER_ERRORS = (RedisError, RedisClusterException, OSError)
 # redis-py functions that run before a command is sent: a failure inside one sent nothing.
@@ -180,7 +180,7 @@ class Refusal:
             raise ApprovalNotFoundError(
                 f"session {session_id!r}: no approval {what!r}", session_id=session_id
             )
-        raise _disagree(session_id, self.code)
+        raise disagree(session_id, self.code)
 
 
 def not_found(session_id: str) -> SessionNotFoundError:
@@ -205,7 +205,7 @@ def raise_commit_refusal(session_id: str, commit: MessageCommit, reply: Sequence
         late_answers=_delivered(late_keys, pairs[2 * len(ctx_keys) :]),
     )
     check_commit(session_id, commit, state)
-    raise _disagree(session_id, refusal.code)
+    raise disagree(session_id, refusal.code)
 
 
 def _delivered(keys: Sequence[str], pairs: Sequence[Any]) -> dict[str, int | None]:
@@ -217,8 +217,8 @@ def _delivered(keys: Sequence[str], pairs: Sequence[Any]) -> dict[str, int | Non
     return found
 
 
-def _disagree(session_id: str, code: str) -> StateStoreError:
-    # The script refused but core's check passes on the same state: a bug, never a driver error.
+def disagree(session_id: str, code: str) -> StateStoreError:
+    """The error when a script refused but core's check passes on the same state: a bug."""
     return StateStoreError(
         f"session {session_id!r}: the Redis script refused ({code}) where core's rules accept",
         session_id=session_id,
