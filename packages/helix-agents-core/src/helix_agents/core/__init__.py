@@ -1,5 +1,11 @@
 """helix-agents core: the session store protocol, its types, errors and shared rules."""
 
+from .checkpoint_pages import (
+    MAX_CHECKPOINT_PAGE,
+    CheckpointRange,
+    check_checkpoint_ids,
+    checkpoint_range,
+)
 from .cursors import (
     decode_message_cursor,
     decode_sessions_cursor,
@@ -16,6 +22,7 @@ from .errors import (
     RunSupersededError,
     SessionExistsError,
     SessionNotFoundError,
+    StaleCheckpointError,
     StateStoreError,
     StoreMisconfiguredError,
     StoreUnavailableError,
@@ -90,11 +97,13 @@ from .urls import redact_url
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "MAX_CHECKPOINT_PAGE",
     "MAX_ID_BYTES",
     "ApprovalNotFoundError",
     "ApprovalResolution",
     "ChatMessage",
     "Checkpoint",
+    "CheckpointRange",
     "CommitPlan",
     "CommitResult",
     "CommitState",
@@ -125,6 +134,7 @@ __all__ = [
     "SessionStateStore",
     "SessionSummary",
     "SessionsPage",
+    "StaleCheckpointError",
     "StartRun",
     "StateStoreError",
     "StoreMisconfiguredError",
@@ -136,12 +146,14 @@ __all__ = [
     "assert_fence",
     "assert_retained",
     "check_checkpoint_count",
+    "check_checkpoint_ids",
     "check_commit",
     "check_id",
     "check_finish_status",
     "check_keep",
     "check_limit",
     "check_new_session",
+    "checkpoint_range",
     "coerce",
     "commit_survives",
     "context_row_text",

@@ -1,0 +1,1 @@
+"""LangGraph checkpointer over any helix-agents session store."""
