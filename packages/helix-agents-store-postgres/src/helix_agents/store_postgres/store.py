@@ -27,6 +27,7 @@ from helix_agents.core import (
 
 from . import _json
 from ._base import big
+from ._checkpoint_pages import CheckpointPagesMixin
 from ._config import POOL_OPTIONS, PoolSettings, split_url
 from ._queues import QueuesMixin
 from ._refusals import Snapshot, assert_retained, refuse
@@ -35,7 +36,7 @@ from ._sessions import SessionsMixin
 __all__ = ["PostgresStateStore", "open_url"]
 
 
-class PostgresStateStore(SessionsMixin, QueuesMixin):
+class PostgresStateStore(SessionsMixin, QueuesMixin, CheckpointPagesMixin):
     """Session state in PostgreSQL (psycopg 3 async, psycopg_pool).
 
     Build it from a conninfo/URL (the store opens and closes its own pool,

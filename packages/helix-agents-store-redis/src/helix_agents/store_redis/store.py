@@ -20,6 +20,7 @@ from helix_agents.core import (
     encode_message_cursor,
 )
 
+from ._checkpoint_pages import CheckpointPagesMixin
 from ._codec import pack_row, text, unpack_rows
 from ._errors import DRIVER_ERRORS, Refusal, driver_error, not_found, raise_commit_refusal
 from ._listing import ListingMixin
@@ -32,7 +33,7 @@ __all__ = ["RedisStateStore", "open_url"]
 _ROWS = ("meta", "rows")
 
 
-class RedisStateStore(SessionsMixin, RecordsMixin, ListingMixin):
+class RedisStateStore(SessionsMixin, RecordsMixin, ListingMixin, CheckpointPagesMixin):
     """Session state in Redis (standalone, or a Redis Cluster), through ``redis.asyncio``.
 
     Build it from a URL (``redis://``, ``rediss://``, ``redis+cluster://h:p,h:p``;
