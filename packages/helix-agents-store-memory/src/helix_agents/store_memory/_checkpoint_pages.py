@@ -56,7 +56,7 @@ class CheckpointTable(dict[str, Checkpoint]):
         del self.ids[bisect_left(self.ids, key)]
         return key, value
 
-    def setdefault(self, key: str, default: Checkpoint) -> Checkpoint:  # type: ignore[override]
+    def setdefault(self, key: str, default: Checkpoint) -> Checkpoint:
         """The checkpoint under ``key``, storing ``default`` there first if absent."""
         if key not in self:
             self[key] = default
@@ -67,7 +67,7 @@ class CheckpointTable(dict[str, Checkpoint]):
         for key, value in dict(*args, **kwargs).items():
             self[key] = value
 
-    def __ior__(self, other: Any) -> CheckpointTable:  # type: ignore[override]
+    def __ior__(self, other: Any) -> CheckpointTable:  # type: ignore[misc, override]
         self.update(other)
         return self
 

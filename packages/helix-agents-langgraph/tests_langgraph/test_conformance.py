@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Protocol
 
 import pytest
 from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.checkpoint.conformance.report import ProgressCallbacks
 
+from helix_agents.core import SessionStateStore
 from helix_agents.langgraph import HelixCheckpointSaver
 
-from .conftest import Backend
+
+class Backend(Protocol):
+    """The ``backend`` fixture: a backend's name, and a store opener on the test's data."""
+
+    name: str
+    open: Callable[[], AbstractAsyncContextManager[SessionStateStore]]
+
 
 # Every base capability, and the optional ones the saver claims (it overrides their methods).
 # delete_for_runs is not claimed: it spans every thread, and a store cannot list threads.
