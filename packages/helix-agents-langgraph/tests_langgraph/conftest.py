@@ -39,7 +39,8 @@ class Backend:
 
     name: str
     open: Callable[[], AbstractAsyncContextManager[SessionStateStore]]
-    url: str
+    url: str  # for open_store, with the same data given ``namespace``
+    namespace: str | None = None
 
 
 def _postgres_answers() -> bool:
@@ -77,7 +78,7 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
             async with MemoryStateStore(data) as store:
                 yield store
 
-        yield Backend(name, memory, "memory://")
+        yield Backend(name, memory, f"memory://lg-{uuid.uuid4().hex[:12]}")
     elif name == "sqlite":
         path = tmp_path / "threads.db"
 
@@ -100,7 +101,7 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
             ) as store:
                 yield store
 
-        yield Backend(name, postgres, PG_URL)
+        yield Backend(name, postgres, f"{PG_URL}?auto_migrate=true", schema)
         with psycopg.connect(PG_URL, autocommit=True) as conn:
             conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
     else:
@@ -115,7 +116,7 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
             ) as store:
                 yield store
 
-        yield Backend(name, redis_store, REDIS_URL)
+        yield Backend(name, redis_store, f"{REDIS_URL}?key_prefix={REDIS_PREFIX}", namespace)
         with redis.Redis.from_url(REDIS_URL) as client:
             keys = list(client.scan_iter(match=f"{REDIS_PREFIX}:{namespace}:*", count=1000))
             if keys:
