@@ -46,6 +46,7 @@ FORK = "helix_fork"
 """A ``configurable`` key: true lets a put branch from a checkpoint that already has a child."""
 
 _T = TypeVar("_T")
+_WRITES_AT_ONCE = 10
 _PendingWrite = tuple[str, str, Any]
 
 
@@ -106,39 +107,43 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
         if limit is not None and limit <= 0:
             return
         left = limit
-        async for state in self._candidates(config, thread, before_id, limit, filter):
-            if filter and not _matches(self._values.load(_field(state, "metadata")), filter):
-                continue
-            yield await self._tuple(thread, state)
+        async for page in self._pages(config, thread, before_id, limit, filter):
+            if filter:
+                page = [
+                    s for s in page if _matches(self._values.load(_field(s, "metadata")), filter)
+                ]
             if left is not None:
-                left -= 1
-                if left == 0:
-                    return
+                page = page[:left]
+                left -= len(page)
+            # The writes of a page's checkpoints are read together, a few at a time.
+            for start in range(0, len(page), _WRITES_AT_ONCE):
+                chunk = page[start : start + _WRITES_AT_ONCE]
+                for found in await asyncio.gather(*(self._tuple(thread, s) for s in chunk)):
+                    yield found
+            if left == 0:
+                return
 
-    async def _candidates(
+    async def _pages(
         self,
         config: RunnableConfig,
         thread: str,
         before_id: str | None,
         limit: int | None,
         filter: dict[str, Any] | None,
-    ) -> AsyncIterator[JsonValue]:
+    ) -> AsyncIterator[list[JsonValue]]:
         ns = config["configurable"].get("checkpoint_ns")
         if ns is None:
             # Every namespace: no single prefix orders them by checkpoint id, so sort here.
             found = [r.state async for r in self._threads.walk(thread, ALL_CHECKPOINTS)]
             found.sort(key=lambda s: str(_field(s, "id")), reverse=True)
-            for state in found:
-                if before_id is None or str(_field(state, "id")) < before_id:
-                    yield state
+            yield [s for s in found if before_id is None or str(_field(s, "id")) < before_id]
             return
         prefix = namespace_prefix(ns)
         cursor = None if before_id is None else checkpoint_key(ns, before_id)
         size = MAX_CHECKPOINT_PAGE if filter or limit is None else min(limit, MAX_CHECKPOINT_PAGE)
         while True:
             page = await self._threads.page(thread, prefix, cursor, size)
-            for record in page:
-                yield record.state
+            yield [record.state for record in page]
             if len(page) < size:
                 return
             cursor = page[-1].checkpoint_id
