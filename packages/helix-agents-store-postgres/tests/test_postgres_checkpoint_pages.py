@@ -38,8 +38,8 @@ async def test_page_scans_the_primary_key_backwards(
                     sql.SQL(
                         "INSERT INTO {} (session_id, checkpoint_id, message_count, created_at,"
                         " body) VALUES (%s, %s, 0, %s, jsonb_build_object("
-                        " 'checkpoint_id', %s::text, 'run_id', 'r', 'message_count', 0, 'state', null,"
-                        " 'created_at', '2026-01-01T00:00:00Z'))"
+                        " 'checkpoint_id', %s::text, 'run_id', 'r', 'message_count', 0,"
+                        " 'state', null, 'created_at', '2026-01-01T00:00:00Z'))"
                     ).format(table),
                     rows,
                 )
