@@ -7,7 +7,7 @@ import os
 import nox
 
 nox.options.default_venv_backend = "none"
-nox.options.sessions = ["lint", "types", "tests", "contract"]
+nox.options.sessions = ["lint", "types", "tests", "contract", "langgraph"]
 
 BACKENDS = {
     "memory": "packages/helix-agents-store-memory",
@@ -36,6 +36,12 @@ def contract(session: nox.Session) -> None:
     uv_run(
         session, "pytest", "contract_tests/tests", "packages/helix-agents-core", *session.posargs
     )
+
+
+@nox.session
+def langgraph(session: nox.Session) -> None:
+    """The LangGraph saver: LangGraph's conformance suite and the example, on every backend."""
+    uv_run(session, "pytest", "packages/helix-agents-langgraph", *session.posargs)
 
 
 @nox.session

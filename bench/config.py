@@ -50,6 +50,9 @@ class Settings:
     concurrency_turns: int = 1600
     concurrency_tasks: int = 16
     concurrency_repetitions: int = 5
+    checkpoint_sizes: tuple[int, ...] = (10, 10_000)
+    """LangGraph threads of this many checkpoints (``bench/checkpoints.py``)."""
+    checkpoint_ops: int = 200
 
     @classmethod
     def quick(cls) -> Settings:
@@ -64,6 +67,7 @@ class Settings:
             listing_ops=60,
             concurrency_turns=640,
             concurrency_repetitions=2,
+            checkpoint_ops=60,
         )
 
     @classmethod

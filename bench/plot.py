@@ -68,6 +68,9 @@ def _latency(ax: Axes, turns: list[dict[str, Any]], floors: dict[str, Any]) -> N
 
 
 def _growth(ax: Axes, growth: dict[str, Any]) -> None:
+    if not growth:  # a run without the growth phase (--phases)
+        ax.set_axis_off()
+        return
     for (server, g), color in zip(growth.items(), _SERVER_COLORS, strict=False):
         for op, style in (("append", "-o"), ("read", "--s")):
             sizes = [int(s) for s in g[op]]

@@ -104,6 +104,20 @@ def _growth(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _checkpoint_growth(results: dict[str, Any]) -> list[str]:
+    found: dict[str, Any] = results.get("checkpoints", {})
+    if not found:
+        return []
+    sizes = list(next(iter(found.values()))["latest"])
+    rows = [
+        [name, op, *_cells(c[key])]
+        for name, c in found.items()
+        for op, key in (("latest checkpoint", "latest"), ("list(limit=10)", "list10"))
+    ]
+    head = ["saver", "read", *[f"p50 / p99 ms, {int(s):,} checkpoints" for s in sizes]]
+    return _table(head, rows)
+
+
 def _tasks(side: dict[str, Any]) -> str:
     tps, p50 = side["turns_per_s"]["median"], side["append"]["p50_ms"]
     return f"{_f(tps, 0)} (append p50 {_f(p50)} ms)"
@@ -160,6 +174,9 @@ def render(results: dict[str, Any]) -> str:
         "### Cost growth",
         "",
         *_growth(results),
+        "### LangGraph checkpoints on a long thread",
+        "",
+        *_checkpoint_growth(results),
         "### Concurrency",
         "",
         *_concurrency(results),

@@ -9,12 +9,13 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from .checkpoints import measure_checkpoints
 from .concurrency import measure_concurrency
 from .conditions import conditions
 from .config import Servers, Settings
 from .floors import Floors
 from .growth import measure_growth, measure_listing
-from .systems import NAMESPACE, all_subjects, helix_subject
+from .systems import NAMESPACE, all_subjects, graph_subjects, helix_subject
 from .systems.ours import HelixSubject
 from .throughput import measure_turns
 from .workload import Subject
@@ -23,7 +24,7 @@ __all__ = ["PHASES", "run"]
 
 log = logging.getLogger("bench")
 
-PHASES = ("turns", "growth", "concurrency")
+PHASES = ("turns", "growth", "concurrency", "checkpoints")
 _OURS = ("memory", "sqlite", "postgres", "redis")
 
 
@@ -81,6 +82,19 @@ async def _per_backend(
             await subject.close()
 
 
+async def _checkpoints(
+    settings: Settings, servers: Servers, workdir: Path, out: dict[str, Any]
+) -> None:
+    for subject in graph_subjects(servers, workdir, "_ckpt"):
+        if not await _open(subject, out["skipped"]):
+            continue
+        try:
+            log.info("checkpoints: %s", subject.name)
+            out["checkpoints"][subject.name] = await measure_checkpoints(subject, settings)
+        finally:
+            await subject.close()
+
+
 async def run(settings: Settings, servers: Servers, phases: tuple[str, ...]) -> dict[str, Any]:
     """Run ``phases`` and return the results document."""
     out: dict[str, Any] = {
@@ -92,6 +106,7 @@ async def run(settings: Settings, servers: Servers, phases: tuple[str, ...]) -> 
         "growth": {},
         "listing": {},
         "concurrency": {},
+        "checkpoints": {},
     }
     workdir = Path(tempfile.mkdtemp(prefix="helixbench-"))
     try:
@@ -100,6 +115,8 @@ async def run(settings: Settings, servers: Servers, phases: tuple[str, ...]) -> 
         for phase in ("growth", "concurrency"):
             if phase in phases:
                 await _per_backend(settings, servers, workdir, out, phase)
+        if "checkpoints" in phases:
+            await _checkpoints(settings, servers, workdir, out)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     out["meta"].update(await conditions(servers, "end"))

@@ -14,6 +14,8 @@ PEERS: dict[str, list[tuple[str, float]]] = {
     "helix sqlite (FULL)": [("SDK SQLiteSession", 0.0)],
     "helix redis": [("SDK RedisSession", 2.0)],
     "helix postgres": [("SDK SQLAlchemySession", 3.0), ("LangGraph AsyncPostgresSaver", 3.0)],
+    "LangGraph on helix sqlite": [("LangGraph AsyncSqliteSaver", 0.0)],
+    "LangGraph on helix postgres": [("LangGraph AsyncPostgresSaver", 0.0)],
 }
 """Our store -> the alternatives it is compared with, and the target ratio (0: none)."""
 
@@ -92,6 +94,20 @@ def _growth_targets(results: dict[str, Any]) -> list[Target]:
     return out
 
 
+def _checkpoint_targets(results: dict[str, Any]) -> list[Target]:
+    out = []
+    for name, c in results.get("checkpoints", {}).items():
+        if c["family"] != "helix":
+            continue
+        for op, key in (("latest checkpoint", "latest"), ("list(limit=10)", "list10")):
+            sizes = sorted(int(s) for s in c[key])
+            small, big = str(sizes[0]), str(sizes[-1])
+            v = c[key][big]["p50_ms"] / c[key][small]["p50_ms"]
+            text = f"{name} {op} p50 at {big} / at {small} checkpoints"
+            out.append(Target(text, v, v, v, 1.5, False))
+    return out
+
+
 def _concurrency_targets(results: dict[str, Any]) -> list[Target]:
     c = results.get("concurrency", {}).get("postgres")
     if c is None:
@@ -108,4 +124,5 @@ def evaluate(results: dict[str, Any]) -> list[Target]:
         *_floor_targets(results),
         *_growth_targets(results),
         *_concurrency_targets(results),
+        *_checkpoint_targets(results),
     ]

@@ -8,11 +8,12 @@ from typing import Any
 from ..config import Servers
 from ..storage import Place, PostgresSchema, RedisKeys, SQLiteFile
 from ..workload import Subject
-from .langgraph import LangGraphPostgresSubject, LangGraphSQLiteSubject
+from .helix_langgraph import HelixSaverSubject
+from .langgraph import GraphSubject, LangGraphPostgresSubject, LangGraphSQLiteSubject
 from .openai_sdk import SDKRedisSubject, SDKSQLAlchemySubject, SDKSQLiteSubject
 from .ours import HelixSubject
 
-__all__ = ["NAMESPACE", "all_subjects", "helix_subject"]
+__all__ = ["NAMESPACE", "all_subjects", "graph_subjects", "helix_subject"]
 
 NAMESPACE = "helixbench"
 """Every schema, key prefix and file of a run starts with this; a run first removes leftovers."""
@@ -43,9 +44,22 @@ def helix_subject(
     raise ValueError(f"unknown server {server!r}")
 
 
+def graph_subjects(servers: Servers, workdir: Path, tag: str = "") -> list[GraphSubject]:
+    """The same graph on our saver over SQLite, Postgres and Redis, then LangGraph's two savers."""
+    ours = [
+        HelixSaverSubject(helix_subject(s, servers, workdir, f"_lg{tag}"))
+        for s in ("sqlite", "postgres", "redis")
+    ]
+    return [
+        *ours,
+        LangGraphPostgresSubject(servers.postgres, f"{NAMESPACE}_langgraph{tag}"),
+        LangGraphSQLiteSubject(workdir / f"{NAMESPACE}_langgraph{tag}.db"),
+    ]
+
+
 def all_subjects(servers: Servers, workdir: Path) -> list[Subject]:
-    """Our four stores (SQLite twice: its default, and ``synchronous=FULL``), then the five
-    alternatives."""
+    """Our four stores (SQLite twice: its default, and ``synchronous=FULL``), the three SDK
+    sessions, then the graph on our saver and on LangGraph's two savers."""
     ours: list[Subject] = [
         helix_subject(s, servers, workdir) for s in ("memory", "sqlite", "postgres", "redis")
     ]
@@ -58,6 +72,5 @@ def all_subjects(servers: Servers, workdir: Path) -> list[Subject]:
         SDKSQLiteSubject(workdir / f"{NAMESPACE}_sdk.db"),
         SDKRedisSubject(servers.redis, f"{NAMESPACE}_sdk"),
         SDKSQLAlchemySubject(servers.postgres, f"{NAMESPACE}_sdk"),
-        LangGraphPostgresSubject(servers.postgres, f"{NAMESPACE}_langgraph"),
-        LangGraphSQLiteSubject(workdir / f"{NAMESPACE}_langgraph.db"),
+        *graph_subjects(servers, workdir),
     ]

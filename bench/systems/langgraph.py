@@ -27,7 +27,7 @@ from psycopg.rows import dict_row
 from ..storage import Place, PostgresSchema, SQLiteFile
 from ..workload import Subject, Turn
 
-__all__ = ["LangGraphPostgresSubject", "LangGraphSQLiteSubject", "turn_messages"]
+__all__ = ["GraphSubject", "LangGraphPostgresSubject", "LangGraphSQLiteSubject", "turn_messages"]
 
 
 def turn_messages(turn: Turn) -> list[BaseMessage]:
@@ -44,15 +44,19 @@ def _no_op(state: MessagesState) -> dict[str, Any]:
     return {}
 
 
-class _GraphSubject(Subject):
+class GraphSubject(Subject):
+    """A message-state graph compiled with a checkpointer; ``saver`` is that checkpointer."""
+
     family = "langgraph"
     place: Place
 
     def __init__(self) -> None:
         self._stack = AsyncExitStack()
         self.graph: Any = None
+        self.saver: BaseCheckpointSaver[Any] | None = None
 
     def _compile(self, saver: BaseCheckpointSaver[Any]) -> None:
+        self.saver = saver
         builder = StateGraph(MessagesState)
         builder.add_node("agent", _no_op)
         builder.add_edge(START, "agent")
@@ -83,7 +87,7 @@ class _GraphSubject(Subject):
         await self.place.remove()
 
 
-class LangGraphPostgresSubject(_GraphSubject):
+class LangGraphPostgresSubject(GraphSubject):
     """``AsyncPostgresSaver`` on one psycopg connection, in a schema of its own."""
 
     server = "postgres"
@@ -113,7 +117,7 @@ class LangGraphPostgresSubject(_GraphSubject):
         self._compile(saver)
 
 
-class LangGraphSQLiteSubject(_GraphSubject):
+class LangGraphSQLiteSubject(GraphSubject):
     """``AsyncSqliteSaver`` on one aiosqlite connection to a file."""
 
     server = "sqlite"

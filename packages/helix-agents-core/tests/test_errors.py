@@ -26,6 +26,7 @@ TABLE = [
     ("MessageCountConflictError", "state_concurrency_conflict", True),
     ("ContextItemDeliveryConflictError", "state_concurrency_conflict", True),
     ("LateAnswerDeliveryConflictError", "state_concurrency_conflict", True),
+    ("StaleCheckpointError", "state_concurrency_conflict", True),
     ("ApprovalNotFoundError", "state_approval_not_found", False),
     ("MigrationError", "state_migration", False),
     ("StoreUnavailableError", "state_unavailable", True),
@@ -56,6 +57,10 @@ def test_extra_fields_survive_pickling() -> None:
         pickle.dumps(MessageCountConflictError("stale", session_id="s", expected=1, actual=2))
     )
     assert (err.expected, err.actual) == (1, 2)
+    stale = pickle.loads(
+        pickle.dumps(core.StaleCheckpointError("x", session_id="s", parent_id="p", child_id="c"))
+    )
+    assert (stale.parent_id, stale.child_id) == ("p", "c")
     unavailable = pickle.loads(pickle.dumps(StoreUnavailableError("x", may_have_landed=True)))
     assert unavailable.may_have_landed is True
 

@@ -1,4 +1,4 @@
-"""The hot path never scans: every statement of a turn is an index search.
+"""The hot path never scans: each statement of a turn or a checkpoint page searches an index.
 
 A turn (append with an expected count, then the last 20 rows) runs on a long
 session while SQLite's trace hook records each statement; each one's query
@@ -19,6 +19,7 @@ import pytest
 
 from helix_agents.core import (
     ChatMessage,
+    Checkpoint,
     ContextItem,
     ContextItemDelivery,
     ContextMessage,
@@ -102,4 +103,30 @@ async def test_turn_statements_search_indexes(
     await store.list_sessions("u", first=2)
     await store.truncate_messages(sid, count + 1)
     assert any("INSERT INTO __agents_messages" in s for s in statements)
+    assert_no_scan(plans(store.path, statements))
+
+
+async def test_checkpoint_pages_and_deletes_search_the_primary_key(
+    long_session: tuple[SQLiteStateStore, str],
+) -> None:
+    store, sid = long_session
+    for i in range(300):
+        await store.save_checkpoint(
+            sid,
+            Checkpoint(
+                checkpoint_id=f"c\x1f{i:05d}",
+                run_id="r",
+                message_count=0,
+                state={"i": i},
+                created_at=datetime(2026, 1, 1, tzinfo=UTC),
+            ),
+        )
+    statements: list[str] = []
+    await traced(store, statements)
+    page = await store.page_checkpoints(sid, prefix="c\x1f", limit=10)
+    assert [c.checkpoint_id for c in page][:2] == ["c\x1f00299", "c\x1f00298"]
+    await store.page_checkpoints(sid, prefix="c\x1f", before="c\x1f00100", limit=10)
+    await store.page_checkpoints(sid, limit=10)
+    assert await store.delete_checkpoints(sid, ["c\x1f00001", "c\x1f00002"]) == 2
+    assert any("ORDER BY checkpoint_id DESC" in s for s in statements)
     assert_no_scan(plans(store.path, statements))

@@ -12,6 +12,7 @@ from helix_agents.core import SessionStateStore
 from ._base import ContractBase, StoreFactory
 from .machine import run_state_machine
 from .rules_arguments import ArgumentRules
+from .rules_checkpoints import CheckpointPageRules
 from .rules_commits import CommitRules
 from .rules_edits import EditRules
 from .rules_handles import HandleRules
@@ -36,6 +37,7 @@ class SessionStoreContract(
     RecordRules,
     InputRules,
     ArgumentRules,
+    CheckpointPageRules,
     ContractBase,
 ):
     """The contract suite of SPEC §6: one test per rule id, plus the state machine.

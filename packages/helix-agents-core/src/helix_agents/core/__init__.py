@@ -1,5 +1,11 @@
 """helix-agents core: the session store protocol, its types, errors and shared rules."""
 
+from .checkpoint_pages import (
+    MAX_CHECKPOINT_PAGE,
+    CheckpointRange,
+    check_checkpoint_ids,
+    checkpoint_range,
+)
 from .cursors import (
     MAX_CURSOR_CHARS,
     decode_message_cursor,
@@ -25,6 +31,7 @@ from .errors import (
     RunSupersededError,
     SessionExistsError,
     SessionNotFoundError,
+    StaleCheckpointError,
     StateStoreError,
     StoreMisconfiguredError,
     StoreUnavailableError,
@@ -110,6 +117,7 @@ from .urls import redact_url
 __all__ = [
     "ENTRY_POINT_GROUP",
     "MAX_CURSOR_CHARS",
+    "MAX_CHECKPOINT_PAGE",
     "MAX_ID_BYTES",
     "MAX_INT_DIGITS",
     "MAX_JSON_DEPTH",
@@ -118,6 +126,7 @@ __all__ = [
     "ApprovalResolution",
     "ChatMessage",
     "Checkpoint",
+    "CheckpointRange",
     "CommitPlan",
     "CommitResult",
     "CommitState",
@@ -150,6 +159,7 @@ __all__ = [
     "SessionStateStore",
     "SessionSummary",
     "SessionsPage",
+    "StaleCheckpointError",
     "StartRun",
     "StateStoreError",
     "StoreMisconfiguredError",
@@ -161,6 +171,7 @@ __all__ = [
     "assert_fence",
     "assert_retained",
     "check_checkpoint_count",
+    "check_checkpoint_ids",
     "check_commit",
     "check_finish_status",
     "check_id",
@@ -174,6 +185,7 @@ __all__ = [
     "check_replace",
     "check_replace_state",
     "check_rows",
+    "checkpoint_range",
     "coerce",
     "coerce_all",
     "commit_survives",

@@ -12,7 +12,8 @@ are wrapped, never leaked. Each concrete class carries a stable ``code`` and a
      ├── ConcurrencyConflictError        state_concurrency_conflict (retryable)
      │    ├── MessageCountConflictError
      │    ├── ContextItemDeliveryConflictError
-     │    └── LateAnswerDeliveryConflictError
+     │    ├── LateAnswerDeliveryConflictError
+     │    └── StaleCheckpointError
      ├── ApprovalNotFoundError           state_approval_not_found
      ├── MigrationError                  state_migration
      ├── StoreMisconfiguredError         state_misconfigured
@@ -33,6 +34,7 @@ __all__ = [
     "RunSupersededError",
     "SessionExistsError",
     "SessionNotFoundError",
+    "StaleCheckpointError",
     "StateStoreError",
     "StoreMisconfiguredError",
     "StoreUnavailableError",
@@ -130,6 +132,22 @@ class ContextItemDeliveryConflictError(ConcurrencyConflictError):
 
 class LateAnswerDeliveryConflictError(ConcurrencyConflictError):
     """A late answer is missing, already delivered, or named twice."""
+
+
+class StaleCheckpointError(ConcurrencyConflictError):
+    """A checkpoint extends a parent that another writer already extended; reload and retry."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        session_id: str | None = None,
+        parent_id: str | None = None,
+        child_id: str | None = None,
+    ) -> None:
+        super().__init__(message, session_id=session_id)
+        self.parent_id = parent_id
+        self.child_id = child_id
 
 
 class ApprovalNotFoundError(StateStoreError):

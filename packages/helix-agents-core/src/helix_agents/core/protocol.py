@@ -215,3 +215,19 @@ class SessionStateStore(Protocol):
     async def list_checkpoints(self, session_id: str) -> list[Checkpoint]:
         """Checkpoints by ``message_count``, then ``created_at``, then id."""
         ...
+
+    async def page_checkpoints(
+        self,
+        session_id: str,
+        *,
+        prefix: str = "",
+        before: str | None = None,
+        limit: int = 50,
+    ) -> list[Checkpoint]:
+        """Up to ``limit`` checkpoints whose id starts with ``prefix`` and sorts below
+        ``before``, greatest id first (ids compare by code point)."""
+        ...
+
+    async def delete_checkpoints(self, session_id: str, checkpoint_ids: Sequence[str]) -> int:
+        """Delete the named checkpoints (unknown ids are skipped); how many were deleted."""
+        ...

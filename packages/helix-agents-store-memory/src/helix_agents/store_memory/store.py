@@ -36,6 +36,7 @@ from helix_agents.core import (
     ValidationError,
     assert_fence,
     check_checkpoint_count,
+    check_checkpoint_ids,
     check_commit,
     check_finish_status,
     check_id,
@@ -45,6 +46,7 @@ from helix_agents.core import (
     check_pop_count,
     check_replace,
     check_replace_state,
+    checkpoint_range,
     coerce,
     coerce_all,
     decode_message_cursor,
@@ -58,6 +60,7 @@ from helix_agents.core import (
     undelivered_in_order,
 )
 
+from . import _checkpoint_pages
 from ._ops import apply_plan, commit_state, cut_rows, retain
 from ._state import MemoryData, SessionData
 
@@ -503,6 +506,28 @@ class MemoryStateStore(SessionHandles):
                 key=lambda c: (c.message_count, c.created_at, c.checkpoint_id),
             )
             return [c.model_copy(deep=True) for c in ordered]
+
+    async def page_checkpoints(
+        self,
+        session_id: str,
+        *,
+        prefix: str = "",
+        before: str | None = None,
+        limit: int = 50,
+    ) -> list[Checkpoint]:
+        """Up to ``limit`` checkpoints under ``prefix`` and below ``before``, greatest id first."""
+        with self._session(session_id) as session:
+            where = checkpoint_range(session_id, prefix, before, limit)
+            return _checkpoint_pages.page(session, where)
+
+    async def delete_checkpoints(self, session_id: str, checkpoint_ids: Sequence[str]) -> int:
+        """Delete the named checkpoints (unknown ids are skipped); how many were deleted."""
+        with self._session(session_id) as session:
+            ids = check_checkpoint_ids(session_id, checkpoint_ids)
+            gone = _checkpoint_pages.delete(session, ids)
+            if gone:
+                self._touch(session)
+            return gone
 
 
 def _info(session: SessionData) -> SessionInfo:

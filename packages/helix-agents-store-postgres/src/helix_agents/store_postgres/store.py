@@ -29,6 +29,7 @@ from helix_agents.core import (
 
 from . import _json
 from ._base import big
+from ._checkpoint_pages import CheckpointPagesMixin
 from ._config import POOL_OPTIONS, STORE_OPTIONS, PoolSettings, split_url
 from ._edits import EditsMixin
 from ._queues import QueuesMixin
@@ -38,7 +39,9 @@ from ._sessions import SessionsMixin
 __all__ = ["PostgresStateStore", "open_url"]
 
 
-class PostgresStateStore(SessionsMixin, QueuesMixin, EditsMixin, SessionHandles):
+class PostgresStateStore(
+    SessionsMixin, QueuesMixin, EditsMixin, CheckpointPagesMixin, SessionHandles
+):
     """Session state in PostgreSQL (psycopg 3 async, psycopg_pool).
 
     Build it from a conninfo/URL (the store opens and closes its own pool,

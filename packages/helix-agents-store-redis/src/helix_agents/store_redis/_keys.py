@@ -23,6 +23,7 @@ SESSION_KEYS = (
     "runs",  # set: run ids the session has used
     "cmt",  # hash: commit id -> "first_index:message_count"
     "cmtn",  # zset: commit id -> message_count
+    "ckptl",  # zset: checkpoint ids, all at score 0, for pages by id (lua/ckpt_page.lua)
 )
 
 

@@ -18,6 +18,8 @@ __all__ = ["READS", "WRITES", "Scripts"]
 WRITES = (
     "approve",
     "checkpoint",
+    "ckpt_delete",
+    "ckpt_page",
     "clear",
     "commit",
     "create",

@@ -22,6 +22,7 @@ from helix_agents.core import (
     encode_message_cursor,
 )
 
+from ._checkpoint_pages import CheckpointPagesMixin
 from ._codec import pack_row, text, unpack_rows
 from ._edits import EditsMixin
 from ._errors import DRIVER_ERRORS, Refusal, driver_error, not_found, raise_commit_refusal
@@ -35,7 +36,9 @@ __all__ = ["RedisStateStore", "open_url"]
 _ROWS = ("meta", "rows")
 
 
-class RedisStateStore(SessionsMixin, RecordsMixin, ListingMixin, EditsMixin, SessionHandles):
+class RedisStateStore(
+    SessionsMixin, RecordsMixin, ListingMixin, EditsMixin, CheckpointPagesMixin, SessionHandles
+):
     """Session state in Redis (standalone, or a Redis Cluster), through ``redis.asyncio``.
 
     Build it from a URL (``redis://``, ``rediss://``, ``redis+cluster://h:p,h:p``;

@@ -30,13 +30,15 @@ from helix_agents.core import (
     StoredContextItem,
     StoreUnavailableError,
     ValidationError,
+    check_checkpoint_ids,
     check_id,
     check_limit,
     check_new_session,
+    checkpoint_range,
     decode_sessions_cursor,
 )
 
-from . import _commit, _edits, _reads, _records, _writes
+from . import _checkpoint_pages, _commit, _edits, _reads, _records, _writes
 from ._config import SQLiteConfig, Synchronous, check_max_messages
 from ._db import Database
 
@@ -338,3 +340,20 @@ class SQLiteStateStore(SessionHandles):
     async def list_checkpoints(self, session_id: str) -> list[Checkpoint]:
         """Checkpoints by ``message_count``, then ``created_at``, then id."""
         return await self._read(session_id, _reads.checkpoints, session_id)
+
+    async def page_checkpoints(
+        self,
+        session_id: str,
+        *,
+        prefix: str = "",
+        before: str | None = None,
+        limit: int = 50,
+    ) -> list[Checkpoint]:
+        """Up to ``limit`` checkpoints under ``prefix`` and below ``before``, greatest id first."""
+        where = checkpoint_range(session_id, prefix, before, limit)
+        return await self._read(session_id, _checkpoint_pages.page, session_id, where)
+
+    async def delete_checkpoints(self, session_id: str, checkpoint_ids: Sequence[str]) -> int:
+        """Delete the named checkpoints (unknown ids are skipped); how many were deleted."""
+        ids = check_checkpoint_ids(session_id, checkpoint_ids)
+        return await self._write(session_id, _checkpoint_pages.delete, session_id, ids, self._clock)

@@ -85,6 +85,9 @@ local function cut(keep, first, count)
   for _, pair in ipairs({{CKPT, CKPTN}, {CMT, CMTN}}) do
     for _, id in ipairs(redis.call('ZRANGEBYSCORE', pair[2], '(' .. keep, '+inf')) do
       redis.call('HDEL', pair[1], id)
+      if pair[1] == CKPT then
+        redis.call('ZREM', CKPTL, id)
+      end
     end
     redis.call('ZREMRANGEBYSCORE', pair[2], '(' .. keep, '+inf')
   end

@@ -13,4 +13,5 @@ if redis.call('HSETNX', CKPT, ARGV[7], ARGV[9]) == 0 then
   return {'noop'}
 end
 redis.call('ZADD', CKPTN, ARGV[8], ARGV[7])
+redis.call('ZADD', CKPTL, 0, ARGV[7])
 return landed(next_activity(), 'LT')

@@ -22,5 +22,6 @@ for j = 0, tonumber(ARGV[ck_at]) - 1 do
   local at = ck_at + 1 + 3 * j
   redis.call('HSET', CKPT, ARGV[at], ARGV[at + 2])
   redis.call('ZADD', CKPTN, ARGV[at + 1], ARGV[at])
+  redis.call('ZADD', CKPTL, 0, ARGV[at])
 end
 return landed(NOW, 'SET')

@@ -1,0 +1,12 @@
+"""A LangGraph checkpointer over any helix-agents session store.
+
+``graph.compile(checkpointer=HelixCheckpointSaver(store))`` persists threads in
+whichever store it is given: memory, SQLite, Postgres or Redis. See
+docs/integrations/langgraph.md.
+"""
+
+from helix_agents.core import StaleCheckpointError
+
+from .saver import FORK, HelixCheckpointSaver
+
+__all__ = ["FORK", "HelixCheckpointSaver", "StaleCheckpointError"]
