@@ -1,0 +1,173 @@
+"""Compaction and history search, pure: the checks and the matching every backend shares."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..errors import ConcurrencyConflictError, ValidationError
+from ..inputs import check_id
+from ..messages import ChatMessage, ContextMessage, Message, parse_message_json
+from .models import Compaction, CompactionResult, HistoryHit, HistorySearch
+from .patterns import Pattern, compile_pattern
+from .strategy import features
+
+__all__ = [
+    "MAX_HISTORY_LIMIT",
+    "HistoryQuery",
+    "check_compaction",
+    "compaction_result",
+    "row_text",
+    "row_tool_names",
+    "search_result",
+    "summary_row",
+]
+
+MAX_HISTORY_LIMIT = 200
+MAX_LINE_CHARS = 500
+
+
+def row_text(message: Message) -> str:
+    """The text a history search looks in: content, text parts, and tool calls with arguments."""
+    if isinstance(message, ContextMessage):
+        return message.content
+    parts: list[str] = []
+    content = message.content
+    if isinstance(content, str):
+        parts.append(content)
+    elif isinstance(content, list):
+        parts.extend(str(p["text"]) for p in content if isinstance(p.get("text"), str))
+    for name, arguments in _calls(message):
+        parts.append(f"{name}({arguments})")
+    return "\n".join(parts)
+
+
+def _calls(message: ChatMessage) -> list[tuple[str, str]]:
+    calls = (message.model_extra or {}).get("tool_calls")
+    found: list[tuple[str, str]] = []
+    if isinstance(calls, list):
+        for call in calls:
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict) and isinstance(function.get("name"), str):
+                arguments = function.get("arguments")
+                found.append((function["name"], arguments if isinstance(arguments, str) else ""))
+    return found
+
+
+def row_tool_names(message: Message) -> list[str]:
+    """The tools a row is about: the calls of an assistant row, the ``name`` of a tool row."""
+    if isinstance(message, ContextMessage):
+        return []
+    if message.role == "tool":
+        name = (message.model_extra or {}).get("name")
+        return [name] if isinstance(name, str) else []
+    return [name for name, _ in _calls(message)]
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryQuery:
+    """A validated ``search_history`` call; :meth:`hit` matches one stored row."""
+
+    regex: Pattern | None
+    tool_name: str | None
+    limit: int
+
+    @classmethod
+    def build(cls, session_id: str, grep: object, tool_name: object, limit: object) -> HistoryQuery:
+        """Check the arguments: at least one filter, ``limit`` in 1..200, a valid pattern."""
+        check_id(session_id, "session_id")
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            limit = -1
+        if not 1 <= limit <= MAX_HISTORY_LIMIT:
+            raise ValidationError(
+                f"session {session_id!r}: limit is outside 1..{MAX_HISTORY_LIMIT}",
+                session_id=session_id,
+            )
+        if grep is None and tool_name is None:
+            raise ValidationError(
+                f"session {session_id!r}: search_history needs grep, tool_name or both",
+                session_id=session_id,
+            )
+        regex = None if grep is None else compile_pattern(grep, session_id=session_id)
+        name = None
+        if tool_name is not None:
+            name = check_id(tool_name, "tool_name", session_id=session_id)
+        return cls(regex, name, limit)
+
+    def hit(self, index: int, body: str | Message, *, archived: bool) -> HistoryHit | None:
+        """The hit for the row at ``index`` (JSON text or a row); ``None`` if it does not match."""
+        message = parse_message_json(body) if isinstance(body, str) else body
+        names = row_tool_names(message)
+        if self.tool_name is not None and self.tool_name not in names:
+            return None
+        lines = row_text(message).split("\n")
+        number = 1
+        if self.regex is not None:
+            regex = self.regex
+            found = next((n for n, text in enumerate(lines, 1) if regex.search(text)), None)
+            if found is None:
+                return None
+            number = found
+        line = lines[number - 1]
+        return HistoryHit(
+            index=index,
+            role=message.role,
+            tool_name=names[0] if names else None,
+            line_number=number,
+            line=line if len(line) <= MAX_LINE_CHARS else f"{line[:MAX_LINE_CHARS]}…",
+            archived=archived,
+        )
+
+
+def search_result(query: HistoryQuery, hits: Iterable[HistoryHit]) -> HistorySearch:
+    """Up to ``query.limit`` hits (given newest first, one more to detect a cut)."""
+    found = list(hits)
+    cut = len(found) > query.limit
+    del found[query.limit :]
+    if not found:
+        note = "no row matches (the archive and the live log were both searched)"
+    elif cut:
+        note = f"first {query.limit} hits, newest first; more rows match — narrow the search"
+    else:
+        note = f"{len(found)} hits, newest first"
+    return HistorySearch(hits=tuple(found), truncated=cut, note=note)
+
+
+def check_compaction(
+    session_id: str, compaction: Compaction, window_start: int, message_count: int
+) -> None:
+    """Refuse a compaction that cannot land: a stale start, or a boundary outside the window."""
+    expected = compaction.expect_window_start
+    if expected is not None and expected != window_start:
+        raise ConcurrencyConflictError(
+            f"session {session_id!r}: expected the window to start at {expected}, "
+            f"it starts at {window_start}",
+            session_id=session_id,
+        )
+    if not window_start < compaction.boundary <= message_count:
+        raise ValidationError(
+            f"session {session_id!r}: compaction boundary {compaction.boundary} is outside "
+            f"{window_start + 1}..{message_count} (the window starts at {window_start})",
+            session_id=session_id,
+        )
+
+
+def summary_row(compaction: Compaction, number: int) -> ContextMessage:
+    """The context row that stands for the rows before the boundary of compaction ``number``."""
+    return ContextMessage(
+        kind="memory",
+        content=compaction.summary,
+        memory_ids=[f"compaction-{number}"],
+        source="compaction",
+        metadata={"boundary": compaction.boundary, "compaction": number},
+    )
+
+
+def compaction_result(
+    compaction: Compaction, number: int, preserved_before: bool
+) -> CompactionResult:
+    """What recording ``compaction`` as the session's ``number``-th leaves."""
+    preserved = preserved_before or features(compaction.strategy).preserve_history
+    return CompactionResult(
+        window_start=compaction.boundary, compactions=number, preserved=preserved
+    )
