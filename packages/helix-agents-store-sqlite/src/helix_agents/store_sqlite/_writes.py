@@ -18,6 +18,7 @@ from helix_agents.core import (
 )
 
 from ._commit import cut_rows
+from ._context import CONTEXT_TABLES
 from ._rows import Clock, SessionRow, find_session, load_session, to_us, touch
 
 __all__ = ["clear", "clone", "create", "delete", "finish_run", "truncate"]
@@ -29,6 +30,7 @@ _TABLES = (
     "__agents_approvals",
     "__agents_checkpoints",
     "__agents_commits",
+    *CONTEXT_TABLES,
 )
 
 

@@ -35,6 +35,7 @@ from helix_agents.core import (
 
 from . import _commit, _reads, _records, _writes
 from ._config import SQLiteConfig, Synchronous, check_max_messages
+from ._context_store import ContextMethods
 from ._db import Database
 
 __all__ = ["SQLiteStateStore"]
@@ -46,7 +47,7 @@ def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-class SQLiteStateStore:
+class SQLiteStateStore(ContextMethods):
     """Session state in one SQLite file, shared by every store and process that opens it.
 
     ``async with SQLiteStateStore("agent.db") as store`` opens two connections:
