@@ -138,7 +138,7 @@ class ContextMethods:
             check_compaction(session_id, compaction, start, session.message_count)
             number = len(ctx.compactions) + 1
             result = compaction_result(compaction, number, ctx.preserved)
-            ctx.compactions.append((compaction.boundary, summary_row(compaction, number)))
+            ctx.compactions.append((compaction.boundary, summary_row(compaction)))
             ctx.preserved = result.preserved
             self._touch(session)
             return result

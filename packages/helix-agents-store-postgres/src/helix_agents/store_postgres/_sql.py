@@ -1,6 +1,6 @@
 """The statements the store sends: each operation is ONE statement, so one round trip.
 
-Writes call the server-side functions of migrations 2 to 4; reads are
+Writes call the server-side functions of migrations 2 to 5; reads are
 single SELECTs whose first table is the session row (the last rows: through
 a function of migration 4 that does the same), so that "no such session" and
 the data come back together, from one snapshot. Every
@@ -43,7 +43,7 @@ class Statements:
         b"SELECT {s}.__agents_save_checkpoint(%s::text, %s::text, %s::bigint,"
         b" %s::timestamptz, %s::jsonb, %s::text, %s)::text"
     )
-    clear: bytes = b"SELECT {s}.__agents_clear(%s::text, %s)::text"
+    clear: bytes = b"SELECT {s}.__agents_clear_all(%s::text, %s)::text"
     clone: bytes = b"SELECT {s}.__agents_clone(%s::text, %s::text, %s::bigint, %s)::text"
     create: bytes = (
         b"INSERT INTO {s}.__agents_sessions"

@@ -28,6 +28,7 @@ from helix_agents.core import (
 from . import _json
 from ._base import big
 from ._config import POOL_OPTIONS, PoolSettings, split_url
+from ._context import ContextMixin
 from ._queues import QueuesMixin
 from ._refusals import Snapshot, assert_retained, refuse
 from ._sessions import SessionsMixin
@@ -35,7 +36,7 @@ from ._sessions import SessionsMixin
 __all__ = ["PostgresStateStore", "open_url"]
 
 
-class PostgresStateStore(SessionsMixin, QueuesMixin):
+class PostgresStateStore(SessionsMixin, QueuesMixin, ContextMixin):
     """Session state in PostgreSQL (psycopg 3 async, psycopg_pool).
 
     Build it from a conninfo/URL (the store opens and closes its own pool,

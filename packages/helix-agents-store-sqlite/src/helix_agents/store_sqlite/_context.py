@@ -142,7 +142,7 @@ def compact(
             sid,
             number + 1,
             compaction.boundary,
-            dump_message_json(summary_row(compaction, number + 1), sid),
+            dump_message_json(summary_row(compaction), sid),
         ),
     )
     if result.preserved:

@@ -152,14 +152,14 @@ def check_compaction(
         )
 
 
-def summary_row(compaction: Compaction, number: int) -> ContextMessage:
-    """The context row that stands for the rows before the boundary of compaction ``number``."""
+def summary_row(compaction: Compaction) -> ContextMessage:
+    """The context row that stands for the rows before the compaction's boundary."""
     return ContextMessage(
         kind="memory",
         content=compaction.summary,
-        memory_ids=[f"compaction-{number}"],
+        memory_ids=[],
         source="compaction",
-        metadata={"boundary": compaction.boundary, "compaction": number},
+        metadata={"boundary": compaction.boundary},
     )
 
 
