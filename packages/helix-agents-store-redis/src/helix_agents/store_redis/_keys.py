@@ -23,6 +23,12 @@ SESSION_KEYS = (
     "runs",  # set: run ids the session has used
     "cmt",  # hash: commit id -> "first_index:message_count"
     "cmtn",  # zset: commit id -> message_count
+    # The context store (docs/context-strategies.md):
+    "out",  # hash: output id -> content
+    "outr",  # hash: output id -> OutputRef JSON
+    "outk",  # hash: caller key -> output id
+    "cmp",  # list: compactions, oldest first, JSON {"b": boundary, "s": summary row}
+    "arch",  # list: rows retention archived ('c'/'m' + JSON); meta 'arch0' is the first index
 )
 
 

@@ -22,6 +22,7 @@ from helix_agents.core import (
 
 from ._codec import pack_row, text, unpack_rows
 from ._config import split_store_options
+from ._context import ContextMixin
 from ._errors import DRIVER_ERRORS, Refusal, not_found, raise_commit_refusal, unavailable
 from ._listing import ListingMixin
 from ._records import RecordsMixin, fence_args
@@ -33,7 +34,7 @@ __all__ = ["RedisStateStore", "open_url"]
 _ROWS = ("meta", "rows")
 
 
-class RedisStateStore(SessionsMixin, RecordsMixin, ListingMixin):
+class RedisStateStore(SessionsMixin, RecordsMixin, ListingMixin, ContextMixin):
     """Session state in Redis (standalone, or a Redis Cluster), through ``redis.asyncio``.
 
     Build it from a URL (``redis://``, ``rediss://``, ``redis+cluster://h:p,h:p``;
