@@ -254,7 +254,15 @@ class ContextMixin(StoreBase):
         return search_result(query, hits)
 
     async def _candidates(self, session_id: str, params: dict[str, Any]) -> list[Row] | None:
-        """One batch of candidate rows, or ``None`` if the server's regex failed or ran long."""
+        """One batch of candidate rows, or ``None`` if the server's regex failed or ran long.
+
+        Only a batch filtered by a regex runs under the statement timeout; the
+        others are plain reads of the primary key.
+        """
+        if params["re"] is None:
+            return await self._rows(
+                self._ctx_sql.candidates, params, what="search_history", session_id=session_id
+            )
         self._ensure_open("search_history", session_id)
         try:
             async with (
@@ -271,14 +279,6 @@ class ContextMixin(StoreBase):
                 rows: list[Row] = await cur.fetchall()
                 return rows
         except (pg_errors.QueryCanceled, pg_errors.InvalidRegularExpression) as exc:
-            if params["re"] is None:
-                raise wrap_driver_error(
-                    exc,
-                    what="search_history",
-                    session_id=session_id,
-                    sent_write=False,
-                    broken=False,
-                ) from exc
             logger.info("session %r: server-side search gave up (%s); using RE2", session_id, exc)
             return None
         except psycopg.Error as exc:
