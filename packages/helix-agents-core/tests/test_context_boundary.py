@@ -83,7 +83,7 @@ def safe(rows: Sequence[Message], b: int, keep_last: int) -> bool:
 
 @settings(max_examples=400, deadline=None)
 @given(conversations(), st.integers(0, 6))
-def test_boundary_is_safe_and_maximal(rows: list[Message], keep_last: int) -> None:
+def test_CS_15_boundary_is_safe_and_maximal(rows: list[Message], keep_last: int) -> None:
     found = find_compaction_boundary(rows, keep_last=keep_last)
     best = max((b for b in range(len(rows) + 1) if safe(rows, b, keep_last)), default=0)
     assert found.index == best
@@ -112,14 +112,14 @@ def test_boundary_is_safe_and_maximal(rows: list[Message], keep_last: int) -> No
         assert found.reason
 
 
-def test_parallel_calls_move_together() -> None:
+def test_CS_15_parallel_calls_move_together() -> None:
     rows: list[Message] = [user(), call("a", "b"), result("a"), user(), result("b"), *[user()] * 4]
     # Cuts 2..4 would split the parallel call from a result; the largest safe cut is 5.
     assert find_compaction_boundary(rows, keep_last=4).index == 5
     assert find_compaction_boundary(rows, keep_last=5).index == 1
 
 
-def test_no_boundary_says_why() -> None:
+def test_CS_15_no_boundary_says_why() -> None:
     assert find_compaction_boundary([user()] * 3, keep_last=4).reason
     rows: list[Message] = [skill(), *[user()] * 6]
     found = find_compaction_boundary(rows)
@@ -129,7 +129,7 @@ def test_no_boundary_says_why() -> None:
     assert found.index == 0 and found.reason and "tool result" in found.reason
 
 
-def test_linear_time() -> None:
+def test_CS_15_linear_time() -> None:
     def timed(n: int) -> float:
         rows: list[Message] = []
         for i in range(n // 3):

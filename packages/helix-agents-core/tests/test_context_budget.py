@@ -19,7 +19,7 @@ class Words:
         return len(text.split())
 
 
-def test_thresholds_on_the_effective_limit() -> None:
+def test_CS_14_thresholds_on_the_effective_limit() -> None:
     budget = Budget(context_window=1000, counter=Words())
     assert budget.limit == 850
     row = ChatMessage(role="user", content=" ".join(["w"] * 100))
@@ -28,7 +28,7 @@ def test_thresholds_on_the_effective_limit() -> None:
     assert budget.measure([row] * 7).level == "compact"  # 728: >= 75 % (637.5)
 
 
-def test_tool_schemas_count() -> None:
+def test_CS_14_tool_schemas_count() -> None:
     budget = Budget(context_window=1000, counter=EstimateCounter())
     rows = [ChatMessage(role="user", content="hello")]
     schema: JsonObject = {
@@ -38,7 +38,7 @@ def test_tool_schemas_count() -> None:
     assert budget.tokens(rows, [schema]) > budget.tokens(rows)
 
 
-def test_offload_threshold_is_in_tokens() -> None:
+def test_CS_14_offload_threshold_is_in_tokens() -> None:
     budget = Budget(context_window=100_000, offload_tokens=2_000, counter=EstimateCounter())
     prose = "the quick brown fox jumps over the lazy dog " * 150  # ~6,600 chars
     dense = json.dumps([{"k": i, "v": [i, i]} for i in range(300)])  # ~5,500 chars
@@ -48,13 +48,13 @@ def test_offload_threshold_is_in_tokens() -> None:
     assert budget.should_offload(cjk)
 
 
-def test_estimate_without_tiktoken() -> None:
+def test_CS_14_estimate_without_tiktoken() -> None:
     counter = default_counter()
     assert counter.count("") == 0
     assert counter.count("abcd efgh") >= 2
     assert counter.count("{}") == 2
 
 
-def test_bad_budget_is_refused() -> None:
+def test_CS_14_bad_budget_is_refused() -> None:
     with pytest.raises(ValueError, match="warn_at"):
         Budget(context_window=10, warn_at=0.9, compact_at=0.5, counter=Words())

@@ -27,7 +27,7 @@ def big_output() -> str:
     return "\n".join(lines) + "\n"
 
 
-def test_reference_counts_are_exact() -> None:
+def test_CS_16_reference_counts_are_exact() -> None:
     text = big_output()
     ref = describe_output(text, output_id="o1", created_at=NOW, tool_name="make")
     assert ref.chars == len(text)
@@ -36,7 +36,7 @@ def test_reference_counts_are_exact() -> None:
     assert split_lines("a\nb") == ["a", "b"] and split_lines("") == [] and split_lines("\n") == [""]
 
 
-def test_summary_shows_where_the_error_is() -> None:
+def test_CS_16_summary_shows_where_the_error_is() -> None:
     """The preview limit: a head and tail alone would miss line 701."""
     ref = describe_output(big_output(), output_id="o1", created_at=NOW)
     summary = offload_summary(ref)
@@ -47,7 +47,7 @@ def test_summary_shows_where_the_error_is() -> None:
     assert 'read_tool_output("o1", grep="pattern")' in summary
 
 
-def test_read_range_and_cap() -> None:
+def test_CS_16_read_range_and_cap() -> None:
     text = big_output()
     part = read_lines("o1", text, session_id="s", start_line=10, end_line=12)
     assert [ln.number for ln in part.lines] == [10, 11, 12] and not part.truncated
@@ -61,12 +61,12 @@ def test_read_range_and_cap() -> None:
         read_lines("o1", text, session_id="s", start_line=5000)
 
 
-def test_one_huge_line_is_cut_not_hidden() -> None:
+def test_CS_16_one_huge_line_is_cut_not_hidden() -> None:
     part = read_lines("o1", "x" * 50_000, session_id="s", max_chars=100)
     assert part.truncated and part.lines[0].text == "x" * 100
 
 
-def test_grep_with_context_and_cap() -> None:
+def test_CS_16_grep_with_context_and_cap() -> None:
     text = big_output()
     found = grep_lines("o1", text, r"ERROR|line 1200:", session_id="s", context_lines=1)
     assert [(ln.number, ln.match) for ln in found.lines] == [
@@ -83,7 +83,7 @@ def test_grep_with_context_and_cap() -> None:
     assert none.matches == 0 and none.lines == () and "no line" in none.note
 
 
-def test_bad_and_hostile_patterns() -> None:
+def test_CS_16_bad_and_hostile_patterns() -> None:
     with pytest.raises(InvalidPatternError) as caught:
         grep_lines("o1", "aaa", r"(a)\1", session_id="s")
     assert caught.value.code == "context_invalid_pattern"

@@ -16,7 +16,7 @@ CATALOG = ToolCatalog(
 )
 
 
-def test_catalog_lists_inactive_sources_with_a_preview() -> None:
+def test_CS_17_catalog_lists_inactive_sources_with_a_preview() -> None:
     block = CATALOG.catalog_block([])
     assert "- **github** [mcp] (6 tools): list_repos, create_issue, search_code, a, b, ..." in block
     assert "- **math** [code] (2 tools): calculate, convert_units" in block
@@ -24,7 +24,7 @@ def test_catalog_lists_inactive_sources_with_a_preview() -> None:
     assert CATALOG.visible_tools([]) == ["read_file", "write_file"]
 
 
-def test_activation_tool_enum_is_exactly_the_inactive_sources() -> None:
+def test_CS_17_activation_tool_enum_is_exactly_the_inactive_sources() -> None:
     tool = CATALOG.activation_tool([])
     assert tool is not None
     assert tool["parameters"]["properties"]["source_name"]["enum"] == ["github", "math"]  # type: ignore[call-overload,index]
@@ -34,14 +34,14 @@ def test_activation_tool_enum_is_exactly_the_inactive_sources() -> None:
     assert CATALOG.activation_tool(["github", "math"]) is None
 
 
-def test_unknown_source_is_an_error_naming_the_choices() -> None:
+def test_CS_17_unknown_source_is_an_error_naming_the_choices() -> None:
     with pytest.raises(UnknownToolSourceError) as caught:
         CATALOG.activate("gitlab", [])
     assert caught.value.code == "context_unknown_tool_source"
     assert "'gitlab'" in str(caught.value) and "github, math" in str(caught.value)
 
 
-def test_activations_replay_from_history() -> None:
+def test_CS_17_activations_replay_from_history() -> None:
     item = CATALOG.activate("math", [])
     assert (
         item is not None and item.kind == "tools" and item.enable == ["calculate", "convert_units"]

@@ -4,6 +4,13 @@ and the values and protocol of the context store every backend implements.
 See docs/context-strategies.md for the design and the rules CS-1 … CS-16.
 """
 
+from .agent_tools import (
+    activate_tool_source,
+    error_text,
+    offload_output,
+    read_tool_output,
+    recall_history,
+)
 from .boundary import Boundary, find_compaction_boundary, is_protected
 from .budget import (
     Budget,
@@ -90,6 +97,7 @@ __all__ = [
     "ToolSource",
     "UnknownToolSourceError",
     "Usage",
+    "activate_tool_source",
     "check_compaction",
     "check_output_args",
     "check_read_args",
@@ -97,13 +105,17 @@ __all__ = [
     "compile_pattern",
     "default_counter",
     "describe_output",
+    "error_text",
     "features",
     "find_compaction_boundary",
     "grep_lines",
     "is_protected",
     "new_output_id",
+    "offload_output",
     "offload_summary",
     "read_lines",
+    "read_tool_output",
+    "recall_history",
     "resolve_strategy",
     "row_text",
     "row_tool_names",
