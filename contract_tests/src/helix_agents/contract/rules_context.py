@@ -221,6 +221,10 @@ class ContextRules:
             await ctx(store).record_compaction(
                 lost, Compaction(boundary=2, summary="s", strategy="static")
             )
+            # Compaction never deletes: under static too, the log keeps what left the window.
+            still = await ctx(store).search_history(lost, grep=r"^row 1$")
+            assert [(h.index, h.archived) for h in still.hits] == [(1, False)]
+            assert not (await ctx(store).get_window(lost)).preserved
             for sid in (kept, lost):
                 await store.append_messages(sid, commit(*(user(f"later {i}") for i in range(5))))
                 assert await store.is_truncated(sid)
