@@ -9,10 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from helix_agents.core import ChatMessage, MessageCommit
-from helix_agents.core.context import Compaction, compile_pattern
+from helix_agents.core.context import Compaction, compile_pattern, required_literal
 from helix_agents.store_redis import RedisStateStore
 from helix_agents.store_redis import _context as context_module
-from helix_agents.store_redis._literal import required_literal
 
 pytestmark = pytest.mark.anyio
 

@@ -39,12 +39,13 @@ from helix_agents.core.context import (
     grep_lines,
     new_output_id,
     read_lines,
+    required_literal,
+    safe_literal,
     search_result,
     summary_row,
 )
 
 from ._base import StoreBase
-from ._literal import required_literal, safe_literal
 
 __all__ = ["SEARCH_STEP", "ContextMixin"]
 

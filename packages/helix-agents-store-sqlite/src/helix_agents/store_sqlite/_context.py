@@ -25,6 +25,8 @@ from helix_agents.core.context import (
     compile_pattern,
     describe_output,
     new_output_id,
+    required_literal,
+    safe_literal,
     summary_row,
 )
 
@@ -174,12 +176,23 @@ def history_hits(
 ) -> list[HistoryHit]:
     """Up to ``limit`` hits, newest first: the live log, then the archive below it."""
     load_session(db, sid)
+    # Rows whose JSON lacks a literal every match needs are skipped before parsing.
+    params: dict[str, object] = {
+        "grep": grep,
+        "tool": tool_name,
+        "sid": sid,
+        "lit": None if grep is None else required_literal(grep),
+        "name": tool_name if tool_name is not None and safe_literal(tool_name) else None,
+    }
     hits: list[HistoryHit] = []
     for table, archived in (("__agents_messages", 0), ("__agents_archive", 1)):
         found = db.execute(
-            f"SELECT hit FROM (SELECT helix_history_hit(?, ?, body, idx, ?) AS hit FROM {table} "
-            f"WHERE session_id = ? ORDER BY idx DESC) WHERE hit IS NOT NULL LIMIT ?",
-            (grep, tool_name, archived, sid, limit - len(hits)),
+            f"SELECT hit FROM (SELECT helix_history_hit(:grep, :tool, body, idx, :archived) AS hit"
+            f" FROM {table} WHERE session_id = :sid"
+            f" AND (:lit IS NULL OR instr(body, :lit) > 0)"
+            f" AND (:name IS NULL OR instr(body, :name) > 0)"
+            f" ORDER BY idx DESC) WHERE hit IS NOT NULL LIMIT :n",
+            {**params, "archived": archived, "n": limit - len(hits)},
         ).fetchall()
         hits.extend(_hit_json.validate_json(hit) for (hit,) in found)
         if len(hits) >= limit:

@@ -32,6 +32,7 @@ from .history import (
     search_result,
     summary_row,
 )
+from .literals import required_literal, safe_literal
 from .models import (
     Compaction,
     CompactionResult,
@@ -116,9 +117,11 @@ __all__ = [
     "read_lines",
     "read_tool_output",
     "recall_history",
+    "required_literal",
     "resolve_strategy",
     "row_text",
     "row_tool_names",
+    "safe_literal",
     "search_result",
     "split_lines",
     "summary_row",

@@ -1,11 +1,12 @@
-"""Literals every match of an RE2 pattern must contain, for a plain-text prefilter in Lua.
+"""Literals every match of an RE2 pattern must contain: a cheap prefilter on stored rows.
 
-Lua has no regular expressions, so the search script only keeps rows that
-contain a literal the pattern cannot match without; RE2 in the client then
-decides. A literal is taken only where that is certain: a pattern without
-alternation or flags, at group depth 0, not made optional by a quantifier, and
-of characters JSON writes as themselves (so the row's stored text holds it
-verbatim). When in doubt there is no literal, and the script keeps every row.
+A store can skip, without parsing it, every row whose stored JSON text lacks
+a literal the pattern cannot match without (SQLite with ``instr``, Redis in
+Lua, which has no regular expressions); RE2 decides on the rest. A literal is
+taken only where that is certain: a pattern without alternation or flags, at
+group depth 0, not made optional by a quantifier, and of characters JSON
+writes as themselves (so the row's stored text holds it verbatim). When in
+doubt there is no literal, and no row is skipped.
 """
 
 from __future__ import annotations
