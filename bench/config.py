@@ -50,6 +50,10 @@ class Settings:
     concurrency_turns: int = 1600
     concurrency_tasks: int = 16
     concurrency_repetitions: int = 5
+    history_rows: int = 100_000
+    """Rows of the session the history search runs over (docs/context-strategies.md)."""
+    context_ops: int = 20
+    """Samples of each context-store operation per backend."""
 
     @classmethod
     def quick(cls) -> Settings:
@@ -64,6 +68,7 @@ class Settings:
             listing_ops=60,
             concurrency_turns=640,
             concurrency_repetitions=2,
+            context_ops=5,
         )
 
     @classmethod

@@ -183,7 +183,7 @@ def _hits(
     found = 0
     for rows, archived in ((live, False), (archive, True)):
         for index, row in reversed(rows):
-            hit = query.hit(index, parse_message(row), archived=archived)
+            hit = query.hit(index, row, archived=archived)
             if hit is not None:
                 yield hit
                 found += 1

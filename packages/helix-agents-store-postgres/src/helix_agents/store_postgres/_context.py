@@ -43,6 +43,7 @@ from helix_agents.core.context import (
     grep_lines,
     new_output_id,
     read_lines,
+    required_literal,
     search_result,
     summary_row,
 )
@@ -229,6 +230,8 @@ class ContextMixin(StoreBase):
         await self._counts(session_id, "search_history")
         server = None if query.regex is None else to_postgres(query.regex.pattern)
         in_server = query.regex is None or server is not None
+        # A plain substring every match needs: the server skips rows without it cheaply.
+        literal = None if grep is None else required_literal(grep)
         hits: list[HistoryHit] = []
         before = 2**62
         while len(hits) <= query.limit:
@@ -238,6 +241,7 @@ class ContextMixin(StoreBase):
                 "before": before,
                 "n": batch,
                 "re": server if in_server else None,
+                "lit": literal,
                 "tool": query.tool_name,
             }
             rows = await self._candidates(session_id, params)

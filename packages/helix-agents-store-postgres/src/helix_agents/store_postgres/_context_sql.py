@@ -12,6 +12,7 @@ _SESSION_ROW = b"FROM {s}.__agents_sessions x "
 # Rows newest first, from the live log and then the archive below it; a row is a
 # candidate when the server's regex (if any) and the tool filter (if any) match.
 _FILTER = (
+    b" AND (%(lit)s::text IS NULL OR strpos(body::text, %(lit)s::text) > 0)"
     b" AND (%(re)s::text IS NULL OR {s}.__agents_row_text(body) ~ %(re)s::text)"
     b" AND (%(tool)s::text IS NULL OR {s}.__agents_row_has_tool(body, %(tool)s::text))"
 )

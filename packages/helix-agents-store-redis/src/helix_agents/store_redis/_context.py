@@ -222,7 +222,7 @@ class ContextMixin(StoreBase):
             found_rows = reply[2:]
             for i in range(0, len(found_rows), 3):
                 index, archived, body = found_rows[i : i + 3]
-                hit = query.hit(int(index), parse_message_json(body), archived=archived == 1)
+                hit = query.hit(int(index), body, archived=archived == 1)
                 if hit is not None:
                     hits.append(hit)
         return search_result(query, hits)

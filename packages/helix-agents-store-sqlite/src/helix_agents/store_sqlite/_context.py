@@ -7,6 +7,7 @@ hit as JSON; SQLite stops reading rows once the limit is reached.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 
 from pydantic import TypeAdapter
@@ -22,7 +23,6 @@ from helix_agents.core.context import (
     OutputRef,
     check_compaction,
     compaction_result,
-    compile_pattern,
     describe_output,
     new_output_id,
     required_literal,
@@ -56,11 +56,13 @@ _hit_json: TypeAdapter[HistoryHit] = TypeAdapter(HistoryHit)
 def _history_hit(
     pattern: str | None, tool_name: str | None, body: str, idx: int, archived: int
 ) -> str | None:
-    regex = None if pattern is None else compile_pattern(pattern)
-    # The limit plays no part in matching one row.
-    query = HistoryQuery(regex, tool_name, 1)
-    hit = query.hit(idx, body, archived=bool(archived))
+    hit = _query(pattern, tool_name).hit(idx, body, archived=bool(archived))
     return None if hit is None else hit.model_dump_json()
+
+
+@functools.lru_cache(maxsize=64)
+def _query(pattern: str | None, tool_name: str | None) -> HistoryQuery:
+    return HistoryQuery.matching(pattern, tool_name)
 
 
 def register_functions(db: sqlite3.Connection) -> None:

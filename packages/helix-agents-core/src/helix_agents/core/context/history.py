@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any, TypeAlias
 
 from ..errors import ConcurrencyConflictError, ValidationError
 from ..inputs import check_id
-from ..messages import ChatMessage, ContextMessage, Message, parse_message_json
+from ..messages import ContextMessage, Message
 from .models import Compaction, CompactionResult, HistoryHit, HistorySearch
 from .patterns import Pattern, compile_pattern
 from .strategy import features
@@ -27,23 +29,38 @@ MAX_HISTORY_LIMIT = 200
 MAX_LINE_CHARS = 500
 
 
-def row_text(message: Message) -> str:
+Row: TypeAlias = Message | Mapping[str, Any]
+"""A row, or its JSON object (as stored): both give the same text and tool names."""
+
+
+def _fields(row: Row) -> tuple[Any, Any, Any, Any]:
+    """``(role, content, tool_calls, name)`` of a row or of its JSON object."""
+    if isinstance(row, Mapping):
+        return row.get("role"), row.get("content"), row.get("tool_calls"), row.get("name")
+    if isinstance(row, ContextMessage):
+        return "context", row.content, None, None
+    extra = row.model_extra or {}
+    return row.role, row.content, extra.get("tool_calls"), extra.get("name")
+
+
+def row_text(row: Row) -> str:
     """The text a history search looks in: content, text parts, and tool calls with arguments."""
-    if isinstance(message, ContextMessage):
-        return message.content
+    role, content, calls, _ = _fields(row)
+    if role == "context":
+        return content if isinstance(content, str) else ""
     parts: list[str] = []
-    content = message.content
     if isinstance(content, str):
         parts.append(content)
     elif isinstance(content, list):
-        parts.extend(str(p["text"]) for p in content if isinstance(p.get("text"), str))
-    for name, arguments in _calls(message):
+        parts.extend(
+            p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
+        )
+    for name, arguments in _calls(calls):
         parts.append(f"{name}({arguments})")
     return "\n".join(parts)
 
 
-def _calls(message: ChatMessage) -> list[tuple[str, str]]:
-    calls = (message.model_extra or {}).get("tool_calls")
+def _calls(calls: Any) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     if isinstance(calls, list):
         for call in calls:
@@ -54,14 +71,14 @@ def _calls(message: ChatMessage) -> list[tuple[str, str]]:
     return found
 
 
-def row_tool_names(message: Message) -> list[str]:
-    """The tools a row is about: the calls of an assistant row, the ``name`` of a tool row."""
-    if isinstance(message, ContextMessage):
+def row_tool_names(row: Row) -> list[str]:
+    """The tools a row is about: the calls of a chat row, the ``name`` of a tool row."""
+    role, _, calls, name = _fields(row)
+    if role == "context":
         return []
-    if message.role == "tool":
-        name = (message.model_extra or {}).get("name")
+    if role == "tool":
         return [name] if isinstance(name, str) else []
-    return [name for name, _ in _calls(message)]
+    return [call_name for call_name, _ in _calls(calls)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +88,19 @@ class HistoryQuery:
     regex: Pattern | None
     tool_name: str | None
     limit: int
+    # ``regex`` in multi-line mode: one search over a row's whole text that every
+    # row with a matching line passes (None when \\A or \\z would make that false).
+    whole: Pattern | None = None
+
+    @classmethod
+    def matching(cls, pattern: str | None, tool_name: str | None, limit: int = 1) -> HistoryQuery:
+        """The query of an already checked pattern and tool name (what a store function gets)."""
+        if pattern is None:
+            return cls(None, tool_name, limit)
+        whole = None
+        if "\\A" not in pattern and "\\z" not in pattern:
+            whole = compile_pattern(f"(?m){pattern}")
+        return cls(compile_pattern(pattern), tool_name, limit, whole)
 
     @classmethod
     def build(cls, session_id: str, grep: object, tool_name: object, limit: object) -> HistoryQuery:
@@ -88,19 +118,23 @@ class HistoryQuery:
                 f"session {session_id!r}: search_history needs grep, tool_name or both",
                 session_id=session_id,
             )
-        regex = None if grep is None else compile_pattern(grep, session_id=session_id)
+        if grep is not None:
+            compile_pattern(grep, session_id=session_id)
         name = None
         if tool_name is not None:
             name = check_id(tool_name, "tool_name", session_id=session_id)
-        return cls(regex, name, limit)
+        return cls.matching(grep if grep is None else str(grep), name, limit)
 
-    def hit(self, index: int, body: str | Message, *, archived: bool) -> HistoryHit | None:
-        """The hit for the row at ``index`` (JSON text or a row); ``None`` if it does not match."""
-        message = parse_message_json(body) if isinstance(body, str) else body
-        names = row_tool_names(message)
+    def hit(self, index: int, body: str | Row, *, archived: bool) -> HistoryHit | None:
+        """The hit for the row at ``index`` (JSON text, object or row); ``None`` if no match."""
+        row: Row = json.loads(body) if isinstance(body, str) else body
+        names = row_tool_names(row)
         if self.tool_name is not None and self.tool_name not in names:
             return None
-        lines = row_text(message).split("\n")
+        text = row_text(row)
+        if self.whole is not None and not self.whole.search(text):
+            return None  # one search of the whole text rules most rows out at once
+        lines = text.split("\n")
         number = 1
         if self.regex is not None:
             regex = self.regex
@@ -111,7 +145,7 @@ class HistoryQuery:
         line = lines[number - 1]
         return HistoryHit(
             index=index,
-            role=message.role,
+            role=_fields(row)[0],
             tool_name=names[0] if names else None,
             line_number=number,
             line=line if len(line) <= MAX_LINE_CHARS else f"{line[:MAX_LINE_CHARS]}…",
