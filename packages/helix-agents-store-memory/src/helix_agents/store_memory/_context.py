@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from datetime import datetime
@@ -170,22 +171,27 @@ class ContextMethods:
         """Rows of the archive and the live log that match, newest first."""
         query = HistoryQuery.build(session_id, grep, tool_name, limit)
         with self._session(session_id) as session:
-            live = [(session.first_index + i, row) for i, row in enumerate(session.rows)]
+            # Copies of the lists (rows are never changed in place): the search runs unlocked.
+            first, live = session.first_index, list(session.rows)
             archive = list(session.context.archive)
-        return search_result(query, _hits(query, live, archive))
+        return search_result(query, _hits(query, first, live, archive))
 
 
 def _hits(
     query: HistoryQuery,
-    live: list[tuple[int, dict[str, Any]]],
+    first: int,
+    live: list[dict[str, Any]],
     archive: list[tuple[int, dict[str, Any]]],
 ) -> Iterator[HistoryHit]:
     found = 0
-    for rows, archived in ((live, False), (archive, True)):
-        for index, row in reversed(rows):
-            hit = query.hit(index, row, archived=archived)
-            if hit is not None:
-                yield hit
-                found += 1
-                if found > query.limit:
-                    return
+    newest_first = itertools.chain(
+        ((first + i, live[i], False) for i in range(len(live) - 1, -1, -1)),
+        ((index, row, True) for index, row in reversed(archive)),
+    )
+    for index, row, archived in newest_first:
+        hit = query.hit(index, row, archived=archived)
+        if hit is not None:
+            yield hit
+            found += 1
+            if found > query.limit:
+                return

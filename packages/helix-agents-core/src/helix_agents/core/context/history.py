@@ -10,6 +10,7 @@ from typing import Any, TypeAlias
 from ..errors import ConcurrencyConflictError, ValidationError
 from ..inputs import check_id
 from ..messages import ContextMessage, Message
+from .literals import required_literal
 from .models import Compaction, CompactionResult, HistoryHit, HistorySearch
 from .patterns import Pattern, compile_pattern
 from .strategy import features
@@ -35,7 +36,7 @@ Row: TypeAlias = Message | Mapping[str, Any]
 
 def _fields(row: Row) -> tuple[Any, Any, Any, Any]:
     """``(role, content, tool_calls, name)`` of a row or of its JSON object."""
-    if isinstance(row, Mapping):
+    if type(row) is dict or isinstance(row, Mapping):
         return row.get("role"), row.get("content"), row.get("tool_calls"), row.get("name")
     if isinstance(row, ContextMessage):
         return "context", row.content, None, None
@@ -45,7 +46,10 @@ def _fields(row: Row) -> tuple[Any, Any, Any, Any]:
 
 def row_text(row: Row) -> str:
     """The text a history search looks in: content, text parts, and tool calls with arguments."""
-    role, content, calls, _ = _fields(row)
+    return _text(*_fields(row))
+
+
+def _text(role: Any, content: Any, calls: Any, name: Any) -> str:
     if role == "context":
         return content if isinstance(content, str) else ""
     parts: list[str] = []
@@ -73,7 +77,10 @@ def _calls(calls: Any) -> list[tuple[str, str]]:
 
 def row_tool_names(row: Row) -> list[str]:
     """The tools a row is about: the calls of a chat row, the ``name`` of a tool row."""
-    role, _, calls, name = _fields(row)
+    return _names(*_fields(row))
+
+
+def _names(role: Any, content: Any, calls: Any, name: Any) -> list[str]:
     if role == "context":
         return []
     if role == "tool":
@@ -91,6 +98,8 @@ class HistoryQuery:
     # ``regex`` in multi-line mode: one search over a row's whole text that every
     # row with a matching line passes (None when \\A or \\z would make that false).
     whole: Pattern | None = None
+    # A substring every matching line contains (see literals.py): the cheapest test first.
+    literal: str | None = None
 
     @classmethod
     def matching(cls, pattern: str | None, tool_name: str | None, limit: int = 1) -> HistoryQuery:
@@ -100,7 +109,7 @@ class HistoryQuery:
         whole = None
         if "\\A" not in pattern and "\\z" not in pattern:
             whole = compile_pattern(f"(?m){pattern}")
-        return cls(compile_pattern(pattern), tool_name, limit, whole)
+        return cls(compile_pattern(pattern), tool_name, limit, whole, required_literal(pattern))
 
     @classmethod
     def build(cls, session_id: str, grep: object, tool_name: object, limit: object) -> HistoryQuery:
@@ -127,11 +136,12 @@ class HistoryQuery:
 
     def hit(self, index: int, body: str | Row, *, archived: bool) -> HistoryHit | None:
         """The hit for the row at ``index`` (JSON text, object or row); ``None`` if no match."""
-        row: Row = json.loads(body) if isinstance(body, str) else body
-        names = row_tool_names(row)
-        if self.tool_name is not None and self.tool_name not in names:
+        fields = _fields(json.loads(body) if isinstance(body, str) else body)
+        if self.tool_name is not None and self.tool_name not in _names(*fields):
             return None
-        text = row_text(row)
+        text = _text(*fields)
+        if self.literal is not None and self.literal not in text:
+            return None
         if self.whole is not None and not self.whole.search(text):
             return None  # one search of the whole text rules most rows out at once
         lines = text.split("\n")
@@ -143,9 +153,10 @@ class HistoryQuery:
                 return None
             number = found
         line = lines[number - 1]
+        names = _names(*fields)
         return HistoryHit(
             index=index,
-            role=_fields(row)[0],
+            role=fields[0],
             tool_name=names[0] if names else None,
             line_number=number,
             line=line if len(line) <= MAX_LINE_CHARS else f"{line[:MAX_LINE_CHARS]}…",
