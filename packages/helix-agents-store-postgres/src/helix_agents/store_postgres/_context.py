@@ -14,6 +14,7 @@ from typing import Any
 
 import psycopg
 from psycopg import errors as pg_errors
+from psycopg import sql
 from psycopg.rows import tuple_row
 
 from helix_agents.core import (
@@ -69,6 +70,40 @@ class ContextMixin(StoreBase):
         if found is None:
             found = self.__dict__["_ctx_statements"] = ContextStatements.for_schema(self.schema)
         return found
+
+    async def migrate(self) -> list[int]:
+        """Apply the pending migrations; then the archive's trigram index, if it can be had."""
+        applied = await super().migrate()
+        await self._trigram_index()
+        return applied
+
+    async def _trigram_index(self) -> None:
+        """A ``pg_trgm`` index on the archive's searched text, when the extension is installed.
+
+        The archive only exists where retention runs, so it is the part of a
+        history that grows without bound (the live log stays within
+        ``max_messages``). Installing the extension is the DBA's call: without
+        it, or without the right to create the index, search works unindexed.
+        """
+        async with self._connection("migrate") as conn:
+            found = await (
+                await conn.execute(
+                    "SELECT n.nspname FROM pg_extension e"
+                    " JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'"
+                )
+            ).fetchone()
+            if found is None:
+                logger.info("pg_trgm is not installed: the archive has no trigram index")
+                return
+            schema = sql.Identifier(self.schema)
+            statement = sql.SQL(
+                "CREATE INDEX IF NOT EXISTS __agents_archive_trgm ON {}.__agents_archive"
+                " USING gin ({}.__agents_row_text(body) {}.gin_trgm_ops)"
+            ).format(schema, schema, sql.Identifier(found[0]))
+            try:
+                await conn.execute(statement)
+            except psycopg.Error as exc:
+                logger.warning("no trigram index on the archive (search works without): %s", exc)
 
     def _not_found(self, session_id: str) -> SessionNotFoundError:
         return SessionNotFoundError(f"session {session_id!r} not found", session_id=session_id)
