@@ -162,8 +162,16 @@ class ContextRules:
                 await call
             assert caught.value.code == "context_output_not_found"
             assert caught.value.session_id == sid
-        with pytest.raises(SessionNotFoundError):
-            await ctx(store).read_output("missing", ref.output_id)
+        # A missing session is reported before anything wrong with the other arguments.
+        for missing in (
+            ctx(store).read_output("missing", ref.output_id),
+            ctx(store).read_output("missing", "", max_chars=0),
+            ctx(store).store_output("missing", b"not text"),  # type: ignore[arg-type]
+            ctx(store).search_history("missing", grep="(", limit=0),
+            ctx(store).record_compaction("missing", {"boundary": -1}),  # type: ignore[arg-type]
+        ):
+            with pytest.raises(SessionNotFoundError):
+                await missing
 
     @rule("CS-7")
     async def test_CS_7_deleted_cleared_not_cloned(self, store: SessionStateStore) -> None:

@@ -6,9 +6,9 @@ import itertools
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
-from helix_agents.core import check_id, coerce, parse_message
+from helix_agents.core import ValidationError, check_id, coerce, parse_message
 from helix_agents.core.context import (
     DEFAULT_MAX_CHARS,
     Compaction,
@@ -36,6 +36,8 @@ from ._state import SessionData
 
 __all__ = ["ContextMethods"]
 
+_T = TypeVar("_T")
+
 
 class ContextMethods:
     """:class:`~helix_agents.core.context.ContextStore` for :class:`MemoryStateStore`."""
@@ -43,6 +45,16 @@ class ContextMethods:
     _clock: Callable[[], datetime]
     _session: Callable[[str], AbstractContextManager[SessionData]]
     _touch: Callable[[SessionData], None]
+
+    async def _checked(self, session_id: str, check: Callable[[], _T]) -> _T:
+        """``check()``; if it refuses the input, a missing session is reported first."""
+        try:
+            return check()
+        except ValidationError:
+            if isinstance(session_id, str):
+                with self._session(session_id):
+                    pass
+            raise
 
     async def store_output(
         self,
@@ -53,7 +65,9 @@ class ContextMethods:
         key: str | None = None,
     ) -> OutputRef:
         """Store ``content``; a repeat under the same ``key`` returns the first reference."""
-        content, tool_name, key = check_output_args(session_id, content, tool_name, key)
+        content, tool_name, key = await self._checked(
+            session_id, lambda: check_output_args(session_id, content, tool_name, key)
+        )
         with self._session(session_id) as session:
             ctx = session.context
             if key is not None and key in ctx.keys:
@@ -84,7 +98,9 @@ class ContextMethods:
 
     async def get_output(self, session_id: str, output_id: str) -> OutputRef:
         """The reference of a stored output."""
-        oid = check_read_args(session_id, output_id, DEFAULT_MAX_CHARS)
+        oid = await self._checked(
+            session_id, lambda: check_read_args(session_id, output_id, DEFAULT_MAX_CHARS)
+        )
         return self._output(session_id, oid)[0]
 
     async def read_output(
@@ -97,7 +113,9 @@ class ContextMethods:
         max_chars: int = DEFAULT_MAX_CHARS,
     ) -> OutputSlice:
         """Lines ``start_line..end_line`` of a stored output, cut to ``max_chars``."""
-        oid = check_read_args(session_id, output_id, max_chars)
+        oid = await self._checked(
+            session_id, lambda: check_read_args(session_id, output_id, max_chars)
+        )
         _, text = self._output(session_id, oid)
         return read_lines(
             oid,
@@ -118,7 +136,9 @@ class ContextMethods:
         max_chars: int = DEFAULT_MAX_CHARS,
     ) -> OutputSlice:
         """Lines of a stored output matching ``pattern``, with context, cut to ``max_chars``."""
-        oid = check_read_args(session_id, output_id, max_chars, context_lines)
+        oid = await self._checked(
+            session_id, lambda: check_read_args(session_id, output_id, max_chars, context_lines)
+        )
         _, text = self._output(session_id, oid)
         return grep_lines(
             oid,
@@ -132,7 +152,9 @@ class ContextMethods:
     async def record_compaction(self, session_id: str, compaction: Compaction) -> CompactionResult:
         """Record the summary and the new window start in one step."""
         check_id(session_id, "session_id")
-        compaction = coerce(Compaction, compaction, session_id)
+        compaction = await self._checked(
+            session_id, lambda: coerce(Compaction, compaction, session_id)
+        )
         with self._session(session_id) as session:
             ctx = session.context
             start = ctx.compactions[-1][0] if ctx.compactions else 0
@@ -169,7 +191,9 @@ class ContextMethods:
         limit: int = 20,
     ) -> HistorySearch:
         """Rows of the archive and the live log that match, newest first."""
-        query = HistoryQuery.build(session_id, grep, tool_name, limit)
+        query = await self._checked(
+            session_id, lambda: HistoryQuery.build(session_id, grep, tool_name, limit)
+        )
         with self._session(session_id) as session:
             # Copies of the lists (rows are never changed in place): the search runs unlocked.
             first, live = session.first_index, list(session.rows)

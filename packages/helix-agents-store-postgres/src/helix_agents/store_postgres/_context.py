@@ -118,7 +118,9 @@ class ContextMixin(StoreBase):
     ) -> OutputRef:
         """Store ``content``; a repeat under the same ``key`` returns the first reference."""
         self._ensure_open("store_output", session_id)
-        content, tool_name, key = check_output_args(session_id, content, tool_name, key)
+        content, tool_name, key = await self._checked(
+            session_id, "context", lambda: check_output_args(session_id, content, tool_name, key)
+        )
         now = self._clock()
         ref = describe_output(
             content, output_id=new_output_id(), created_at=now, tool_name=tool_name, key=key
@@ -153,7 +155,9 @@ class ContextMixin(StoreBase):
 
     async def get_output(self, session_id: str, output_id: str) -> OutputRef:
         """The reference of a stored output."""
-        oid = check_read_args(session_id, output_id, DEFAULT_MAX_CHARS)
+        oid = await self._checked(
+            session_id, "context", lambda: check_read_args(session_id, output_id, DEFAULT_MAX_CHARS)
+        )
         return (await self._output(session_id, oid, False))[0]
 
     async def read_output(
@@ -166,7 +170,9 @@ class ContextMixin(StoreBase):
         max_chars: int = DEFAULT_MAX_CHARS,
     ) -> OutputSlice:
         """Lines ``start_line..end_line`` of a stored output, cut to ``max_chars``."""
-        oid = check_read_args(session_id, output_id, max_chars)
+        oid = await self._checked(
+            session_id, "context", lambda: check_read_args(session_id, output_id, max_chars)
+        )
         _, text = await self._output(session_id, oid, True)
         return read_lines(
             oid,
@@ -187,7 +193,11 @@ class ContextMixin(StoreBase):
         max_chars: int = DEFAULT_MAX_CHARS,
     ) -> OutputSlice:
         """Lines of a stored output matching ``pattern``, with context, cut to ``max_chars``."""
-        oid = check_read_args(session_id, output_id, max_chars, context_lines)
+        oid = await self._checked(
+            session_id,
+            "context",
+            lambda: check_read_args(session_id, output_id, max_chars, context_lines),
+        )
         _, text = await self._output(session_id, oid, True)
         return grep_lines(
             oid,

@@ -10,7 +10,8 @@ required literal and the tool name, and RE2 in the client decides.
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from helix_agents.core import (
     ContextMessage,
@@ -49,6 +50,8 @@ from ._base import StoreBase
 
 __all__ = ["SEARCH_STEP", "ContextMixin"]
 
+_T = TypeVar("_T")
+
 SEARCH_STEP = 5_000
 """The most rows one search script looks at before handing back to the client."""
 _OUTPUT = ("meta", "outr", "out")
@@ -59,6 +62,14 @@ _SEARCH = ("meta", "rows", "arch")
 class ContextMixin(StoreBase):
     """:class:`~helix_agents.core.context.ContextStore` for the Redis store."""
 
+    async def _checked(self, session_id: str, check: Callable[[], _T]) -> _T:
+        """``check()``; if it refuses the input, a missing session is reported first."""
+        try:
+            return check()
+        except ValidationError:
+            await self._require(session_id)
+            raise
+
     async def store_output(
         self,
         session_id: str,
@@ -68,7 +79,9 @@ class ContextMixin(StoreBase):
         key: str | None = None,
     ) -> OutputRef:
         """Store ``content``; a repeat under the same ``key`` returns the first reference."""
-        content, tool_name, key = check_output_args(session_id, content, tool_name, key)
+        content, tool_name, key = await self._checked(
+            session_id, lambda: check_output_args(session_id, content, tool_name, key)
+        )
         ref = describe_output(
             content,
             output_id=new_output_id(),
@@ -100,7 +113,9 @@ class ContextMixin(StoreBase):
 
     async def get_output(self, session_id: str, output_id: str) -> OutputRef:
         """The reference of a stored output."""
-        oid = check_read_args(session_id, output_id, DEFAULT_MAX_CHARS)
+        oid = await self._checked(
+            session_id, lambda: check_read_args(session_id, output_id, DEFAULT_MAX_CHARS)
+        )
         return (await self._output(session_id, oid, False))[0]
 
     async def read_output(
@@ -113,7 +128,9 @@ class ContextMixin(StoreBase):
         max_chars: int = DEFAULT_MAX_CHARS,
     ) -> OutputSlice:
         """Lines ``start_line..end_line`` of a stored output, cut to ``max_chars``."""
-        oid = check_read_args(session_id, output_id, max_chars)
+        oid = await self._checked(
+            session_id, lambda: check_read_args(session_id, output_id, max_chars)
+        )
         _, content = await self._output(session_id, oid, True)
         return read_lines(
             oid,
@@ -134,7 +151,9 @@ class ContextMixin(StoreBase):
         max_chars: int = DEFAULT_MAX_CHARS,
     ) -> OutputSlice:
         """Lines of a stored output matching ``pattern``, with context, cut to ``max_chars``."""
-        oid = check_read_args(session_id, output_id, max_chars, context_lines)
+        oid = await self._checked(
+            session_id, lambda: check_read_args(session_id, output_id, max_chars, context_lines)
+        )
         _, content = await self._output(session_id, oid, True)
         return grep_lines(
             oid,
@@ -148,11 +167,9 @@ class ContextMixin(StoreBase):
     async def record_compaction(self, session_id: str, compaction: Compaction) -> CompactionResult:
         """Record the summary, the new window start and preservation in one script."""
         check_id(session_id, "session_id")
-        try:
-            compaction = coerce(Compaction, compaction, session_id)
-        except ValidationError:
-            await self._require(session_id)  # a missing session is reported first
-            raise
+        compaction = await self._checked(
+            session_id, lambda: coerce(Compaction, compaction, session_id)
+        )
         args = [
             compaction.boundary,
             -1 if compaction.expect_window_start is None else compaction.expect_window_start,
@@ -198,11 +215,9 @@ class ContextMixin(StoreBase):
         limit: int = 20,
     ) -> HistorySearch:
         """Rows of the archive and the live log that match, newest first."""
-        try:
-            query = HistoryQuery.build(session_id, grep, tool_name, limit)
-        except ValidationError:
-            await self._require(session_id)
-            raise
+        query = await self._checked(
+            session_id, lambda: HistoryQuery.build(session_id, grep, tool_name, limit)
+        )
         literals = []
         if grep is not None and (found := required_literal(grep)) is not None:
             literals.append(found)

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
-from helix_agents.core import check_id, coerce
+from helix_agents.core import ValidationError, check_id, coerce
 from helix_agents.core.context import (
     DEFAULT_MAX_CHARS,
     Compaction,
@@ -24,6 +24,7 @@ from helix_agents.core.context import (
 )
 
 from . import _context
+from ._rows import load_session
 
 __all__ = ["ContextMethods"]
 
@@ -39,9 +40,20 @@ class _Hops(Protocol):
 
     async def _read(self, sid: str | None, op: Callable[..., _T], *args: Any) -> _T: ...
 
+    async def _checked(self, session_id: str, check: Callable[[], _T]) -> _T: ...
+
 
 class ContextMethods:
     """:class:`~helix_agents.core.context.ContextStore` for the SQLite store."""
+
+    async def _checked(self: _Hops, session_id: str, check: Callable[[], _T]) -> _T:
+        """``check()``; if it refuses the input, a missing session is reported first."""
+        try:
+            return check()
+        except ValidationError:
+            if isinstance(session_id, str):
+                await self._read(session_id, load_session, session_id)
+            raise
 
     async def store_output(
         self: _Hops,
@@ -52,14 +64,18 @@ class ContextMethods:
         key: str | None = None,
     ) -> OutputRef:
         """Store ``content``; a repeat under the same ``key`` returns the first reference."""
-        content, tool_name, key = check_output_args(session_id, content, tool_name, key)
+        content, tool_name, key = await self._checked(
+            session_id, lambda: check_output_args(session_id, content, tool_name, key)
+        )
         return await self._write(
             session_id, _context.store, session_id, content, tool_name, key, self._clock
         )
 
     async def get_output(self: _Hops, session_id: str, output_id: str) -> OutputRef:
         """The reference of a stored output."""
-        oid = check_read_args(session_id, output_id, DEFAULT_MAX_CHARS)
+        oid = await self._checked(
+            session_id, lambda: check_read_args(session_id, output_id, DEFAULT_MAX_CHARS)
+        )
         ref, _ = await self._read(session_id, _context.load_output, session_id, oid, False)
         return ref
 
@@ -73,7 +89,9 @@ class ContextMethods:
         max_chars: int = DEFAULT_MAX_CHARS,
     ) -> OutputSlice:
         """Lines ``start_line..end_line`` of a stored output, cut to ``max_chars``."""
-        oid = check_read_args(session_id, output_id, max_chars)
+        oid = await self._checked(
+            session_id, lambda: check_read_args(session_id, output_id, max_chars)
+        )
 
         def read(db: Any) -> OutputSlice:
             _, text = _context.load_output(db, session_id, oid, True)
@@ -98,7 +116,9 @@ class ContextMethods:
         max_chars: int = DEFAULT_MAX_CHARS,
     ) -> OutputSlice:
         """Lines of a stored output matching ``pattern``, with context, cut to ``max_chars``."""
-        oid = check_read_args(session_id, output_id, max_chars, context_lines)
+        oid = await self._checked(
+            session_id, lambda: check_read_args(session_id, output_id, max_chars, context_lines)
+        )
 
         def grep(db: Any) -> OutputSlice:
             _, text = _context.load_output(db, session_id, oid, True)
@@ -118,7 +138,9 @@ class ContextMethods:
     ) -> CompactionResult:
         """Record the summary and the new window start in one transaction."""
         check_id(session_id, "session_id")
-        compaction = coerce(Compaction, compaction, session_id)
+        compaction = await self._checked(
+            session_id, lambda: coerce(Compaction, compaction, session_id)
+        )
         return await self._write(session_id, _context.compact, session_id, compaction, self._clock)
 
     async def get_window(self: _Hops, session_id: str) -> ContextWindow:
@@ -135,7 +157,9 @@ class ContextMethods:
         limit: int = 20,
     ) -> HistorySearch:
         """Rows of the archive and the live log that match, newest first."""
-        query = HistoryQuery.build(session_id, grep, tool_name, limit)
+        query = await self._checked(
+            session_id, lambda: HistoryQuery.build(session_id, grep, tool_name, limit)
+        )
         hits = await self._read(
             session_id, _context.history_hits, session_id, grep, query.tool_name, limit + 1
         )
