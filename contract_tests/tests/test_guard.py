@@ -19,6 +19,7 @@ def test_every_spec_rule_id_has_a_test() -> None:
         "APR": 4,
         "CKP": 2,
         "ERR": 2,
+        "INP": 6,
         "CS": 12,
     }
     expected = {f"{g}-{n}" for g, count in groups.items() for n in range(1, count + 1)}
@@ -72,7 +73,7 @@ def test_expected_failures_and_capabilities(pytester: pytest.Pytester) -> None:
     """
     )
     result = pytester.runpytest_subprocess("-p", "anyio", "-q", "-rsx")
-    result.assert_outcomes(passed=58, skipped=7, xfailed=2)
+    result.assert_outcomes(passed=64, skipped=7, xfailed=2)
     result.stdout.fnmatch_lines(
         ["*store lacks capability 'shared_instances'*", "*MSG-5: retention is ignored*"]
     )

@@ -56,6 +56,8 @@ pytestmark = pytest.mark.anyio
         ("redis+cluster://u:s3cret@h1:1,h2:2", "s3cret"),
         ("mysql://app:p@ss:w0rd@h/x", "p@ss:w0rd"),
         ("rediss://h/0?password=s3cret&x=1", "s3cret"),
+        ("rediss://h/0?ssl_ca_certs=/ca.pem&ssl_password=s3cret", "s3cret"),
+        ("postgresql://h/db?sslpassword=s3cret&auth_token=t0ken", "s3cret"),
         ("host=h password='s 3 cret' user=u", "3 cret"),
     ],
 )

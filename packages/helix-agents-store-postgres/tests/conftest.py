@@ -1,23 +1,22 @@
-"""Fixtures of the Postgres store's tests: a server, a fresh schema per test, PgBouncer.
+"""Fixtures of the Postgres store's tests: servers, a fresh schema per test, PgBouncer.
 
-The server is found in this order: ``$HELIX_POSTGRES_URL``; a local server on
-the default port; local PostgreSQL binaries started here in a temporary
-directory; otherwise the tests are skipped loudly (failed under
+The shared server is found in this order: ``$HELIX_POSTGRES_URL``; a local
+server on the default port; local PostgreSQL binaries started here in a
+temporary directory; otherwise the tests are skipped loudly (failed under
 ``HELIX_REQUIRE_BACKENDS=1``). There is no Docker engine to try here.
+
+The fault and TLS tests need servers of their own, which they may freeze or
+which ask for a password or offer TLS: those always start from local binaries.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import getpass
-import glob
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -25,111 +24,25 @@ from typing import Any
 
 import psycopg
 import pytest
+import trustme
 from psycopg import sql
 
 from helix_agents.contract import backend_unavailable
 from helix_agents.store_postgres import PoolSettings, PostgresStateStore, migrate
+
+from .private_pg import Server, TLSFiles, answers, free_port, start_server, wait_for
 
 URL_ENV = "HELIX_POSTGRES_URL"
 LOCAL_URLS = (
     "postgresql://127.0.0.1:5432/postgres",
     "postgresql://postgres@127.0.0.1:5432/postgres",
 )
+NO_BINARIES = (
+    "no PostgreSQL server binaries to start a private server (Debian: postgresql); "
+    "the fault and TLS tests need one"
+)
 # Small pools: the contract opens two stores per test, and the tests open many.
 SMALL_POOL = PoolSettings(min_size=1, max_size=4, timeout=10.0)
-
-
-def _answers(url: str) -> bool:
-    try:
-        with psycopg.connect(url, connect_timeout=3) as conn:
-            conn.execute("SELECT 1")
-        return True
-    except psycopg.Error:
-        return False
-
-
-def free_port() -> int:
-    """A TCP port on loopback that nothing listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def wait_for(url: str, proc: subprocess.Popen[bytes], log: Path, what: str) -> None:
-    """Wait until ``url`` answers, or fail naming ``what`` and its log."""
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"{what} exited with {proc.returncode}: {log.read_text()}")
-        if _answers(url):
-            return
-        time.sleep(0.2)
-    pytest.fail(f"{what} did not answer on {url}")
-
-
-def _as_postgres_user() -> list[str]:
-    """A prefix running a command as the ``postgres`` OS user when we are root.
-
-    PostgreSQL and PgBouncer refuse to run as root.
-    """
-    if os.geteuid() != 0:
-        return []
-    runuser = shutil.which("runuser")
-    try:
-        import pwd
-
-        pwd.getpwnam("postgres")
-    except KeyError:
-        return []
-    return [runuser, "-u", "postgres", "--"] if runuser else []
-
-
-@contextlib.contextmanager
-def _local_server() -> Iterator[str | None]:
-    """Start PostgreSQL from local binaries in a temporary directory, if there are any."""
-    found: str | None = shutil.which("initdb") or next(
-        iter(sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), reverse=True)), None
-    )
-    prefix = _as_postgres_user()
-    if found is None or (os.geteuid() == 0 and not prefix):
-        yield None
-        return
-    bindir = Path(found).parent
-    base = Path(tempfile.mkdtemp(prefix="helix-pg-"))
-    os.chmod(base, 0o777)
-    data, port = base / "data", free_port()
-    subprocess.run(
-        [*prefix, str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres"],
-        check=True,
-        capture_output=True,
-    )
-    log = base / "postgres.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [
-                *prefix,
-                str(bindir / "postgres"),
-                "-D",
-                str(data),
-                "-p",
-                str(port),
-                "-k",
-                str(base),
-                "-c",
-                "listen_addresses=127.0.0.1",
-            ],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    url = f"postgresql://postgres@127.0.0.1:{port}/postgres"
-    try:
-        wait_for(url, proc, log, "the local PostgreSQL server")
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(30)
-        shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
@@ -137,22 +50,58 @@ def pg_url() -> Iterator[str]:
     """The URL of a PostgreSQL server the tests may create schemas in."""
     env = os.environ.get(URL_ENV)
     if env:
-        if not _answers(env):
+        if not answers(env):
             backend_unavailable(f"${URL_ENV}={env!r} does not answer")
         yield env
         return
     for url in LOCAL_URLS:
-        if _answers(url):
+        if answers(url):
             yield url
             return
-    with _local_server() as started:
+    with start_server() as started:
         if started is None:
             backend_unavailable(
                 f"no PostgreSQL: set ${URL_ENV}, run a server on 127.0.0.1:5432, "
                 "or install the server binaries (Debian: postgresql)"
             )
         assert started is not None
-        yield started
+        yield started.url
+
+
+PRIVATE_PASSWORD = "s3cret-Pw:@/%?&="  # URL metacharacters: it must survive quoting
+
+
+@pytest.fixture(scope="session")
+def private_pg() -> Iterator[Server]:
+    """A server of the tests' own that asks for a password over TCP; tests may freeze it."""
+    with start_server(password=PRIVATE_PASSWORD) as server:
+        if server is None:
+            backend_unavailable(NO_BINARIES)
+        assert server is not None
+        yield server
+
+
+@pytest.fixture(scope="session")
+def tls_files(tmp_path_factory: pytest.TempPathFactory) -> TLSFiles:
+    """A throwaway CA, and a certificate it signed for 127.0.0.1 and localhost."""
+    ca = trustme.CA()
+    issued = ca.issue_cert("127.0.0.1", "localhost")
+    base = tmp_path_factory.mktemp("tls")
+    files = TLSFiles(ca=base / "ca.pem", cert=base / "server.pem", key=base / "server.key")
+    ca.cert_pem.write_to_path(str(files.ca))
+    issued.cert_chain_pems[0].write_to_path(str(files.cert))
+    issued.private_key_pem.write_to_path(str(files.key))
+    return files
+
+
+@pytest.fixture(scope="session")
+def tls_pg(tls_files: TLSFiles) -> Iterator[Server]:
+    """A server of the tests' own that offers TLS with ``tls_files`` and asks for a password."""
+    with start_server(password=PRIVATE_PASSWORD, tls=tls_files) as server:
+        if server is None:
+            backend_unavailable(NO_BINARIES)
+        assert server is not None
+        yield server
 
 
 @pytest.fixture

@@ -5,24 +5,32 @@ Each is found in this order: an env URL (``HELIX_REDIS_URL`` /
 only), ``redis-server`` binaries started here on free loopback ports (stopped
 after the session), else the tests are skipped loudly (or fail under
 ``HELIX_REQUIRE_BACKENDS=1``).
+
+The fault tests always use servers of their own, started here: one that wants
+a password, one that speaks only TLS (with a CA made here), ones they freeze
+with SIGSTOP, and a private cluster.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import shutil
+import signal
 import socket
 import subprocess
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import redis
+import trustme
 from redis.cluster import RedisCluster
 
 from helix_agents.contract import backend_unavailable
@@ -57,6 +65,20 @@ def _answers(url: str) -> bool:
         return False
 
 
+@dataclass(frozen=True)
+class TlsFiles:
+    """A CA made for the tests, a server certificate it signed, and a CA that signed nothing."""
+
+    ca: Path
+    cert: Path
+    key: Path
+    other_ca: Path
+
+    def url(self, port: int, ca: Path | None = None) -> str:
+        """A ``rediss://`` URL of the server on ``port`` that trusts ``ca`` (default: ours)."""
+        return f"rediss://127.0.0.1:{port}/0?ssl_ca_certs={ca or self.ca}"
+
+
 class RedisServers:
     """``redis-server`` processes started by the tests, stopped together."""
 
@@ -64,8 +86,17 @@ class RedisServers:
         self.root = root
         self.procs: dict[int, subprocess.Popen[bytes]] = {}
 
-    def start(self, *extra: str, port: int | None = None) -> int:
-        """Start one server on a free loopback port, keeping nothing on disk; its port."""
+    def start(
+        self,
+        *extra: str,
+        port: int | None = None,
+        tls: TlsFiles | None = None,
+        password: str | None = None,
+    ) -> int:
+        """Start one server on a free loopback port, keeping nothing on disk; its port.
+
+        With ``tls`` it speaks only TLS; with ``password`` the default user needs it.
+        """
         binary = shutil.which("redis-server")
         if binary is None:
             backend_unavailable("no Redis server: set HELIX_REDIS_URL or install redis-server")
@@ -73,6 +104,14 @@ class RedisServers:
         workdir = self.root / str(port)
         workdir.mkdir(exist_ok=True)
         args = ["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+        ready = f"redis://{'' if password is None else f':{password}@'}127.0.0.1:{port}"
+        if tls is not None:
+            args += ["--port", "0", "--tls-port", str(port), "--tls-auth-clients", "no"]
+            args += ["--tls-cert-file", str(tls.cert), "--tls-key-file", str(tls.key)]
+            args += ["--tls-ca-cert-file", str(tls.ca)]
+            ready = tls.url(port)
+        if password is not None:
+            args += ["--requirepass", password]
         proc = subprocess.Popen(
             [binary, *args, "--dir", str(workdir), *extra],
             stdout=subprocess.DEVNULL,
@@ -80,11 +119,19 @@ class RedisServers:
         )
         self.procs[port] = proc
         deadline = time.monotonic() + 10
-        while not _answers(f"redis://127.0.0.1:{port}"):
+        while not _answers(ready):
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"redis-server on port {port} did not start")
             time.sleep(0.05)
         return port
+
+    def freeze(self, port: int) -> None:
+        """Stop the server's process (SIGSTOP): it keeps its sockets but answers nothing."""
+        self.procs[port].send_signal(signal.SIGSTOP)
+
+    def thaw(self, port: int) -> None:
+        """Let a frozen server run again (SIGCONT)."""
+        self.procs[port].send_signal(signal.SIGCONT)
 
     def restart(self, port: int) -> None:
         """Stop the server on ``port`` and start a fresh one there (empty: nothing on disk)."""
@@ -99,6 +146,7 @@ class RedisServers:
     @staticmethod
     def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
         for proc in procs:
+            proc.send_signal(signal.SIGCONT)  # a frozen server would not see SIGTERM
             proc.terminate()
         for proc in procs:
             try:
@@ -143,6 +191,63 @@ def restartable_redis(redis_servers: RedisServers) -> tuple[str, Callable[[], No
     return f"redis://127.0.0.1:{port}/0", lambda: redis_servers.restart(port)
 
 
+@pytest.fixture(scope="session")
+def tls_files(tmp_path_factory: pytest.TempPathFactory) -> TlsFiles:
+    """A CA made here, a certificate it signed for 127.0.0.1, and an unrelated CA."""
+    root = tmp_path_factory.mktemp("tls")
+    ca, other = trustme.CA(), trustme.CA()
+    issued = ca.issue_cert("127.0.0.1", "localhost")
+    files = TlsFiles(root / "ca.pem", root / "server.pem", root / "server.key", root / "other.pem")
+    ca.cert_pem.write_to_path(str(files.ca))
+    other.cert_pem.write_to_path(str(files.other_ca))
+    issued.cert_chain_pems[0].write_to_path(str(files.cert))
+    issued.private_key_pem.write_to_path(str(files.key))
+    return files
+
+
+@pytest.fixture(scope="session")
+def tls_ca(tls_files: TlsFiles) -> Path:
+    """The CA that signed the TLS server's certificate."""
+    return tls_files.ca
+
+
+@pytest.fixture(scope="session")
+def tls_other_ca(tls_files: TlsFiles) -> Path:
+    """A CA that signed nothing the servers use."""
+    return tls_files.other_ca
+
+
+@pytest.fixture(scope="session")
+def tls_redis_port(redis_servers: RedisServers, tls_files: TlsFiles) -> int:
+    """The port of a server of the tests' own that speaks only TLS."""
+    return redis_servers.start(tls=tls_files)
+
+
+@pytest.fixture(scope="session")
+def auth_redis_port(redis_servers: RedisServers) -> int:
+    """A server of the tests' own: the default user's password is ``right-pw``, user
+    ``ada`` (password ``ada-pw``) may do everything, user ``reader`` (``reader-pw``) only read."""
+    return redis_servers.start(
+        *("--user", "ada", "on", ">ada-pw", "~*", "&*", "+@all"),
+        *("--user", "reader", "on", ">reader-pw", "~*", "+@read", "+@connection"),
+        password="right-pw",
+    )
+
+
+@pytest.fixture
+def frozen_redis(
+    redis_servers: RedisServers,
+) -> Iterator[tuple[str, Callable[[], None], Callable[[], None]]]:
+    """A server of this test's own, a function that freezes it and one that thaws it."""
+    port = redis_servers.start()
+    yield (
+        f"redis://127.0.0.1:{port}/0",
+        lambda: redis_servers.freeze(port),
+        lambda: redis_servers.thaw(port),
+    )
+    redis_servers.thaw(port)
+
+
 def _start_cluster(servers: RedisServers) -> str:
     ports = [
         servers.start("--cluster-enabled", "yes", "--cluster-node-timeout", "5000")
@@ -175,6 +280,41 @@ def redis_cluster_url(redis_servers: RedisServers) -> str:
     if shutil.which("redis-server") is None or shutil.which("redis-cli") is None:
         backend_unavailable("no Redis Cluster: set HELIX_REDIS_CLUSTER_URL or install redis")
     return _start_cluster(redis_servers)
+
+
+@pytest.fixture(scope="session")
+def freezable_cluster_url(request: pytest.FixtureRequest, redis_servers: RedisServers) -> str:
+    """A cluster whose node processes were started here: the session's, unless that one
+    comes from the env."""
+    if os.environ.get("HELIX_REDIS_CLUSTER_URL"):
+        if shutil.which("redis-server") is None or shutil.which("redis-cli") is None:
+            backend_unavailable("no redis-server/redis-cli to start a cluster to freeze")
+        return _start_cluster(redis_servers)
+    url: str = request.getfixturevalue("redis_cluster_url")
+    return url
+
+
+@pytest.fixture
+def cluster_freezer(
+    freezable_cluster_url: str, redis_servers: RedisServers
+) -> Iterator[tuple[str, Callable[[int], None], Callable[[int], None]]]:
+    """The cluster, and functions that freeze and thaw the node on a port (thawed at the end).
+
+    Keep a node frozen well under the cluster's node timeout (5 s), or the cluster fails.
+    """
+    frozen: set[int] = set()
+
+    def freeze(port: int) -> None:
+        frozen.add(port)
+        redis_servers.freeze(port)
+
+    def thaw(port: int) -> None:
+        frozen.discard(port)
+        redis_servers.thaw(port)
+
+    yield freezable_cluster_url, freeze, thaw
+    for port in frozen:
+        redis_servers.thaw(port)
 
 
 def drop_keys(url: str, namespace: str) -> None:
@@ -223,3 +363,32 @@ def cluster_factory(redis_cluster_url: str) -> Iterator[Callable[..., RedisState
     """Fresh stores on the cluster, under a namespace of this test's own."""
     with ExitStack() as stack:
         yield make_factory(redis_cluster_url, stack)
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    found: list[BaseException] = []
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        current = todo.pop()
+        if current is None or any(current is seen for seen in found):
+            continue
+        found.append(current)
+        todo += [current.__cause__, current.__context__]
+    return found
+
+
+@pytest.fixture
+def assert_hidden(caplog: pytest.LogCaptureFixture) -> Callable[..., None]:
+    """``check(secret, *shown)``: the secret is in none of ``shown`` (their str, repr, args,
+    whole ``__cause__``/``__context__`` chains) nor in any log record of the test."""
+    caplog.set_level(logging.DEBUG)
+
+    def check(secret: str, *shown: object) -> None:
+        texts = [logging.Formatter().format(record) for record in caplog.records]
+        for thing in shown:
+            things = _chain(thing) if isinstance(thing, BaseException) else [thing]
+            texts += [f"{t!s} {t!r} {getattr(t, 'args', '')!r}" for t in things]
+        leaks = [text for text in texts if secret in text]
+        assert not leaks, f"{secret!r} leaked: {leaks}"
+
+    return check

@@ -90,7 +90,7 @@ async def test_client_kill_mid_commit_then_retry_lands_once(
 async def test_reply_lost_after_commit_landed_then_retry_replays(
     private_factory: Callable[..., RedisStateStore], admin: aredis.Redis
 ) -> None:
-    async with private_factory(socket_timeout=0.3) as store:
+    async with private_factory(operation_timeout=0.3) as store:
         sid = (await store.create_session()).id
         await store.append_messages(sid, MessageCommit(messages=(row("first"),)))
         turn = MessageCommit(messages=(row("second"),), expect_message_count=1, commit_id="c-2")

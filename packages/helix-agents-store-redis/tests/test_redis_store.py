@@ -121,7 +121,7 @@ async def test_row_reads_split_only_between_rows(redis_url: str, decode: bool) -
 
 
 async def test_unreachable_server_is_store_unavailable() -> None:
-    store = RedisStateStore("redis://127.0.0.1:1/0", socket_connect_timeout=0.5)
+    store = RedisStateStore("redis://127.0.0.1:1/0", connect_timeout=0.5)
     with pytest.raises(StoreUnavailableError) as caught:
         await store.__aenter__()
     assert not caught.value.may_have_landed

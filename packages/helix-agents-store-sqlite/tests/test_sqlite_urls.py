@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -107,3 +108,58 @@ async def test_store_used_before_open_or_after_close(tmp_path: Path) -> None:
             sid, MessageCommit(messages=(ChatMessage(role="user", content="x"),))
         )
     await store.close()
+
+
+async def test_closed_store_cannot_be_entered_again(tmp_path: Path) -> None:
+    store = SQLiteStateStore(tmp_path / "a.db")
+    async with store:
+        await store.create_session("s1")
+    with pytest.raises(StoreUnavailableError, match="closed"):
+        async with store:
+            pytest.fail("re-entered a closed store")
+    with pytest.raises(StoreUnavailableError):
+        await store.get_session("s1")
+
+
+@pytest.mark.parametrize("url", ["sqlite:///a%00b.db", "sqlite:///\ud800.db"])
+def test_nul_or_surrogate_in_url_path_is_a_validation_error(url: str) -> None:
+    with pytest.raises(ValidationError, match="SQLite"):
+        open_url(url)
+
+
+@pytest.mark.parametrize("path", ["a\x00b.db", "\udc80.db", b"a.db", 5])
+def test_unusable_paths_are_validation_errors(path: Any) -> None:
+    with pytest.raises(ValidationError, match="SQLite path"):
+        SQLiteStateStore(path)
+
+
+def test_url_with_a_host_never_echoes_the_password() -> None:
+    with pytest.raises(ValidationError) as refused:
+        open_store("sqlite://app:s3cret@db.example/x.db")
+    assert "s3cret" not in str(refused.value)
+    assert "host" in str(refused.value)
+
+
+def test_unknown_keyword_option_is_named() -> None:
+    with pytest.raises(ValidationError, match="'pool_size'"):
+        open_store("sqlite:///x.db", pool_size=3)
+
+
+@pytest.mark.parametrize(
+    ("url", "options", "named"),
+    [
+        ("sqlite:///x.db?busy_timeout=nan", {}, "busy_timeout"),
+        ("sqlite:///x.db?busy_timeout=1e999", {}, "busy_timeout"),
+        ("sqlite:///x.db", {"busy_timeout": "1"}, "busy_timeout"),
+        ("sqlite:///x.db", {"busy_timeout": 10**400}, "busy_timeout"),
+        ("sqlite:///x.db", {"synchronous": 5}, "synchronous"),
+        ("sqlite:///x.db", {"max_messages": "3"}, "max_messages"),
+        ("sqlite:///x.db", {"max_messages": True}, "max_messages"),
+        ("sqlite:///x.db", {"max_messages": 2**70}, "max_messages"),
+    ],
+)
+def test_bad_option_values_are_validation_errors_naming_the_option(
+    url: str, options: dict[str, Any], named: str
+) -> None:
+    with pytest.raises(ValidationError, match=named):
+        open_store(url, **options)

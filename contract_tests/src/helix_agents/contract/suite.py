@@ -11,8 +11,10 @@ from helix_agents.core import SessionStateStore
 
 from ._base import ContractBase, StoreFactory
 from .machine import run_state_machine
+from .rules_arguments import ArgumentRules
 from .rules_commits import CommitRules
 from .rules_context import ContextRules
+from .rules_inputs import InputRules
 from .rules_messages import MessageRules
 from .rules_queues import QueueRules
 from .rules_records import RecordRules
@@ -30,6 +32,8 @@ class SessionStoreContract(
     RunRules,
     RecordRules,
     ContextRules,
+    InputRules,
+    ArgumentRules,
     ContractBase,
 ):
     """The contract suite of SPEC §6: one test per rule id, plus the state machine.

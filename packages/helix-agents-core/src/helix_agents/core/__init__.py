@@ -1,6 +1,7 @@
 """helix-agents core: the session store protocol, its types, errors and shared rules."""
 
 from .cursors import (
+    MAX_CURSOR_CHARS,
     decode_message_cursor,
     decode_sessions_cursor,
     encode_message_cursor,
@@ -24,7 +25,15 @@ from .errors import (
     is_retryable,
     lookup,
 )
-from .inputs import MAX_ID_BYTES, check_id
+from .inputs import (
+    MAX_ID_BYTES,
+    MAX_INT_DIGITS,
+    MAX_JSON_DEPTH,
+    check_id,
+    check_json,
+    check_record,
+    check_text,
+)
 from .messages import (
     ChatMessage,
     ContextItem,
@@ -73,6 +82,7 @@ from .rules import (
     check_limit,
     check_new_session,
     coerce,
+    coerce_all,
     commit_survives,
     new_session_id,
     next_activity,
@@ -90,7 +100,10 @@ from .urls import redact_url
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "MAX_CURSOR_CHARS",
     "MAX_ID_BYTES",
+    "MAX_INT_DIGITS",
+    "MAX_JSON_DEPTH",
     "ApprovalNotFoundError",
     "ApprovalResolution",
     "ChatMessage",
@@ -137,12 +150,16 @@ __all__ = [
     "assert_retained",
     "check_checkpoint_count",
     "check_commit",
-    "check_id",
     "check_finish_status",
+    "check_id",
+    "check_json",
     "check_keep",
     "check_limit",
     "check_new_session",
+    "check_record",
+    "check_text",
     "coerce",
+    "coerce_all",
     "commit_survives",
     "context_row_text",
     "decode_message_cursor",

@@ -5,18 +5,26 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
+import pydantic_core
+
 from .errors import ValidationError
+from .inputs import check_id
 from .models import PageOrder
 
 __all__ = [
+    "MAX_CURSOR_CHARS",
     "decode_message_cursor",
     "decode_sessions_cursor",
     "encode_message_cursor",
     "encode_sessions_cursor",
 ]
+
+MAX_CURSOR_CHARS = 16_384
+"""The longest cursor a store reads: twice what the longest ids can make."""
+_MAX_INDEX = 2**62
 
 
 def _encode(payload: dict[str, Any]) -> str:
@@ -24,18 +32,25 @@ def _encode(payload: dict[str, Any]) -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
+def _shown(cursor: object) -> str:
+    text = repr(cursor)
+    return text if len(text) <= 80 else f"{text[:60]}… ({len(text)} characters)"
+
+
 def _decode(cursor: object, what: str, session_id: str | None) -> dict[str, Any]:
     try:
-        if not isinstance(cursor, str):
+        if not isinstance(cursor, str) or len(cursor) > MAX_CURSOR_CHARS:
             raise TypeError
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        payload = json.loads(raw)
-        if not isinstance(payload, dict) or payload.get("v") != 1:
+        # pydantic's parser, not json.loads: deep nesting is a ValueError, not a RecursionError.
+        payload = pydantic_core.from_json(raw)
+        if not isinstance(payload, dict) or type(payload.get("v")) is not int or payload["v"] != 1:
             raise TypeError
         return payload
-    except (TypeError, ValueError, binascii.Error, UnicodeDecodeError):
+    except (TypeError, ValueError, binascii.Error):
+        where = "" if session_id is None else f"session {session_id!r}: "
         raise ValidationError(
-            f"session {session_id!r}: malformed {what} cursor {cursor!r}", session_id=session_id
+            f"{where}malformed {what} cursor {_shown(cursor)}", session_id=session_id
         ) from None
 
 
@@ -50,12 +65,12 @@ def decode_message_cursor(session_id: str, order: PageOrder, cursor: str) -> int
     index = payload.get("i")
     if payload.get("s") != session_id or payload.get("o") != order:
         raise ValidationError(
-            f"session {session_id!r}: cursor {cursor!r} belongs to another session or order",
+            f"session {session_id!r}: cursor {_shown(cursor)} belongs to another session or order",
             session_id=session_id,
         )
-    if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index <= _MAX_INDEX:
         raise ValidationError(
-            f"session {session_id!r}: malformed message page cursor {cursor!r}",
+            f"session {session_id!r}: malformed message page cursor {_shown(cursor)}",
             session_id=session_id,
         )
     return index
@@ -73,11 +88,13 @@ def decode_sessions_cursor(user_id: str, cursor: str) -> tuple[datetime, str]:
         if payload.get("u") != user_id:
             raise ValueError
         at = datetime.fromisoformat(payload["t"])
-        sid = payload["id"]
-        if at.tzinfo is None or not isinstance(sid, str):
+        if at.tzinfo is None:
             raise ValueError
-    except (KeyError, TypeError, ValueError):
+        at = at.astimezone(UTC)
+        sid = check_id(payload["id"], "cursor session id")
+    except (KeyError, TypeError, ValueError, OverflowError):
         raise ValidationError(
-            f"listing cursor {cursor!r} is malformed or belongs to another user than {user_id!r}"
+            f"listing cursor {_shown(cursor)} is malformed or belongs to another user "
+            f"than {user_id!r}"
         ) from None
     return at, sid

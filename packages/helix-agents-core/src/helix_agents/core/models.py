@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, TypeAlias
 
-from pydantic import AwareDatetime, ConfigDict, Field, JsonValue
+from pydantic import AwareDatetime, ConfigDict, Field, JsonValue, StrictInt, StrictStr
 
 from .messages import ContextItem, JsonObject, Message, Value
 
@@ -32,7 +32,10 @@ __all__ = [
 RunStatus: TypeAlias = Literal["live", "completed", "failed", "cancelled", "awaiting_approval"]
 PageOrder: TypeAlias = Literal["asc", "desc"]
 ApprovalResolution: TypeAlias = Literal["resolved", "already-resolved"]
-NonNegative = Annotated[int, Field(ge=0)]
+# Ids and counts are taken as given: bytes, bools, floats and numeric strings are
+# refused, not converted (docs/limits.md).
+NonNegative = Annotated[StrictInt, Field(ge=0)]
+Id: TypeAlias = StrictStr
 
 
 class _Value(Value):
@@ -42,7 +45,7 @@ class _Value(Value):
 class StoredContextItem(_Value):
     """A context item queued under ``key``, waiting to be delivered in a row."""
 
-    key: str
+    key: Id
     item: ContextItem
     at: AwareDatetime
 
@@ -50,7 +53,7 @@ class StoredContextItem(_Value):
 class LateAnswer(_Value):
     """A tool answer that arrived after the run that asked for it had ended."""
 
-    call_id: str
+    call_id: Id
     tool_name: str
     output: JsonValue
     at: AwareDatetime
@@ -59,22 +62,22 @@ class LateAnswer(_Value):
 class StartRun(_Value):
     """Make ``run_id`` the session's current live run, after rewinding to ``rewind_to`` rows."""
 
-    run_id: str
+    run_id: Id
     rewind_to: NonNegative | None = None
 
 
 class ContextItemDelivery(_Value):
     """Mark the item ``key`` delivered by the commit's row at ``row_offset``."""
 
-    key: str
-    row_offset: int
+    key: Id
+    row_offset: StrictInt
 
 
 class LateAnswerDelivery(_Value):
     """Mark the late answer ``call_id`` delivered by the commit's row at ``row_offset``."""
 
-    call_id: str
-    row_offset: int
+    call_id: Id
+    row_offset: StrictInt
 
 
 class MessageCommit(_Value):
@@ -82,11 +85,11 @@ class MessageCommit(_Value):
 
     messages: tuple[Message, ...] = ()
     start_run: StartRun | None = None
-    fence_run_id: str | None = None
+    fence_run_id: Id | None = None
     expect_message_count: NonNegative | None = None
     deliver_context_items: tuple[ContextItemDelivery, ...] = ()
     deliver_late_answers: tuple[LateAnswerDelivery, ...] = ()
-    commit_id: str | None = None
+    commit_id: Id | None = None
 
 
 class CommitResult(_Value):
@@ -106,7 +109,7 @@ class RecordResult(_Value):
 class RunInfo(_Value):
     """The run that owns (or last owned) a session."""
 
-    run_id: str
+    run_id: Id
     status: RunStatus
     started_at: AwareDatetime
     ended_at: AwareDatetime | None = None
@@ -151,7 +154,7 @@ class MessagePage(_Value):
 class PendingApproval(_Value):
     """A tool call waiting for a person's decision."""
 
-    approval_id: str
+    approval_id: Id
     tool_name: str
     tool_call_id: str
     input: JsonValue
@@ -161,8 +164,8 @@ class PendingApproval(_Value):
 class Checkpoint(_Value):
     """Runtime state saved at a point of the log (``message_count`` rows)."""
 
-    checkpoint_id: str
-    run_id: str
+    checkpoint_id: Id
+    run_id: Id
     message_count: NonNegative
     state: JsonValue
     created_at: AwareDatetime

@@ -23,6 +23,7 @@ from .errors import (
     SessionNotFoundError,
     ValidationError,
 )
+from .inputs import check_id, check_json, check_record
 from .messages import JsonObject, Message, describe
 from .models import (
     CommitResult,
@@ -47,6 +48,7 @@ __all__ = [
     "check_limit",
     "check_new_session",
     "coerce",
+    "coerce_all",
     "commit_survives",
     "new_session_id",
     "next_activity",
@@ -58,8 +60,8 @@ FINISH_STATUSES: frozenset[RunStatus] = frozenset(
     {"completed", "failed", "cancelled", "awaiting_approval"}
 )
 _T = TypeVar("_T")
-_metadata: pydantic.TypeAdapter[JsonObject] = pydantic.TypeAdapter(JsonObject)
 _M = TypeVar("_M", bound=pydantic.BaseModel)
+_metadata: pydantic.TypeAdapter[JsonObject] = pydantic.TypeAdapter(JsonObject)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,16 +94,33 @@ class CommitPlan:
 
 
 def coerce(model: type[_M], value: Any, session_id: str | None = None) -> _M:
-    """``value`` as an instance of ``model``; a mapping is validated, anything else refused."""
+    """``value`` as an instance of ``model``, checked storable (:func:`check_record`).
+
+    A mapping is validated first; anything else is refused.
+    """
     if isinstance(value, model):
-        return value
+        return check_record(value, session_id)
     try:
-        return model.model_validate(value)
+        checked = model.model_validate(value)
     except pydantic.ValidationError as exc:
         raise ValidationError(
             f"session {session_id!r}: invalid {model.__name__}: {describe(exc)}",
             session_id=session_id,
         ) from None
+    return check_record(checked, session_id)
+
+
+def coerce_all(
+    model: type[_M], values: Any, session_id: str | None = None, field: str = "values"
+) -> list[_M]:
+    """Each of ``values`` (a sequence, not a string) through :func:`coerce`; else refused."""
+    if not isinstance(values, Sequence) or isinstance(values, (str, bytes)):
+        raise ValidationError(
+            f"session {session_id!r}: {field} must be a list of {model.__name__}, "
+            f"got {type(values).__name__}",
+            session_id=session_id,
+        )
+    return [coerce(model, value, session_id) for value in values]
 
 
 def check_commit(
@@ -195,9 +214,10 @@ def assert_delivery_offsets(session_id: str, commit: MessageCommit) -> None:
 
 
 def assert_fence(session_id: str, fence_run_id: str | None, current_run: RunInfo | None) -> None:
-    """A fenced write lands only while ``fence_run_id`` is the current, live run."""
+    """A fenced write lands only while ``fence_run_id`` (an id) is the current, live run."""
     if fence_run_id is None:
         return
+    check_id(fence_run_id, "fence_run_id", session_id=session_id)
     if current_run is None or current_run.run_id != fence_run_id or current_run.status != "live":
         now = (
             "no run"
@@ -286,7 +306,7 @@ def check_keep(session_id: str, keep: int, message_count: int) -> None:
 
 def check_finish_status(session_id: str, status: str) -> None:
     """A run ends as completed, failed, cancelled or awaiting_approval."""
-    if status not in FINISH_STATUSES:
+    if not isinstance(status, str) or status not in FINISH_STATUSES:
         raise ValidationError(
             f"session {session_id!r}: {status!r} is not a finished run status "
             f"({', '.join(sorted(FINISH_STATUSES))})",
@@ -316,12 +336,11 @@ def check_checkpoint_count(
         )
 
 
-def new_session_id(session_id: str | None) -> str:
-    """``session_id``, or a fresh unique id; anything but a non-empty string is refused."""
-    sid = session_id if session_id is not None else uuid.uuid4().hex
-    if not isinstance(sid, str) or not sid:
-        raise ValidationError(f"session id {sid!r} must be a non-empty string")
-    return sid
+def new_session_id(session_id: str | None, field: str = "session_id") -> str:
+    """``session_id``, or a fresh unique id; anything but a storable id is refused."""
+    if session_id is None:
+        return uuid.uuid4().hex
+    return check_id(session_id, field)
 
 
 def check_new_session(
@@ -329,16 +348,15 @@ def check_new_session(
 ) -> tuple[str, JsonObject]:
     """The id (minted when ``None``) and metadata of a session to create, validated."""
     sid = new_session_id(session_id)
-    if user_id is not None and not isinstance(user_id, str):
+    check_id(user_id, "user_id", session_id=sid, optional=True)
+    if metadata is not None and not isinstance(metadata, dict):
         raise ValidationError(
-            f"session {sid!r}: user_id {user_id!r} must be a string", session_id=sid
+            f"session {sid!r}: metadata must be a JSON object, got {type(metadata).__name__}",
+            session_id=sid,
         )
-    try:
-        return sid, _metadata.validate_python(metadata or {})
-    except pydantic.ValidationError:
-        raise ValidationError(
-            f"session {sid!r}: metadata must be a JSON object", session_id=sid
-        ) from None
+    check_json(metadata, "metadata", session_id=sid)
+    # A copy, so that a caller changing its dict later changes nothing stored.
+    return sid, _metadata.validate_python(metadata or {})
 
 
 def next_activity(previous: datetime | None, now: datetime) -> datetime:

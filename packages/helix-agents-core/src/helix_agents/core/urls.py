@@ -14,8 +14,8 @@ MASK = "***"
 _USERINFO = re.compile(r"(?P<head>//[^/?#:@]*:)(?P<secret>[^/?#]*)(?P<tail>@)")
 # Query or option values that name a secret, whatever the backend calls them.
 _SECRET_PARAM = re.compile(
-    r"(?P<head>[?&;\s](?:password|passwd|pwd|pass|token|secret|auth|sslpassword|"
-    r"sslkey|api_key|apikey|access_key|credentials?)=)(?P<secret>[^&#\s]*)",
+    r"(?P<head>[?&;\s][\w.-]*(?:password|passwd|pwd|secret|token|auth|sslkey|api_?key|"
+    r"access_key|credential)[\w.-]*=)(?P<secret>[^&#\s]*)",
     re.IGNORECASE,
 )
 # libpq keyword/value strings: ``password=secret`` or ``password='s e c r e t'``.

@@ -47,13 +47,16 @@ class ContextMethods:
     _touch: Callable[[SessionData], None]
 
     async def _checked(self, session_id: str, check: Callable[[], _T]) -> _T:
-        """``check()``; if it refuses the input, a missing session is reported first."""
+        """``check()``; if it refuses the input, a missing session is reported first.
+
+        A malformed session id is refused before anything else.
+        """
+        check_id(session_id, "session_id")
         try:
             return check()
         except ValidationError:
-            if isinstance(session_id, str):
-                with self._session(session_id):
-                    pass
+            with self._session(session_id):
+                pass
             raise
 
     async def store_output(
@@ -151,7 +154,6 @@ class ContextMethods:
 
     async def record_compaction(self, session_id: str, compaction: Compaction) -> CompactionResult:
         """Record the summary and the new window start in one step."""
-        check_id(session_id, "session_id")
         compaction = await self._checked(
             session_id, lambda: coerce(Compaction, compaction, session_id)
         )

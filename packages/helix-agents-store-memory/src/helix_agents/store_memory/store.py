@@ -36,10 +36,12 @@ from helix_agents.core import (
     check_checkpoint_count,
     check_commit,
     check_finish_status,
+    check_id,
     check_keep,
     check_limit,
     check_new_session,
     coerce,
+    coerce_all,
     decode_message_cursor,
     decode_sessions_cursor,
     encode_message_cursor,
@@ -87,6 +89,7 @@ class MemoryStateStore(ContextMethods):
         self._closed = False
 
     async def __aenter__(self) -> Self:
+        self._check_open()
         return self
 
     async def __aexit__(
@@ -108,6 +111,7 @@ class MemoryStateStore(ContextMethods):
     @contextmanager
     def _session(self, session_id: str) -> Iterator[SessionData]:
         self._check_open()
+        check_id(session_id, "session_id")
         session = self.data.sessions.get(session_id)
         if session is not None:
             with session.lock:
@@ -192,7 +196,7 @@ class MemoryStateStore(ContextMethods):
             rows = [dict(r) for r in src.rows[:cut]]
             flags = src.context_flags[:cut]
             checkpoints = [cp for cp in src.checkpoints.values() if cp.message_count <= end]
-            target = new_session_id(target_id)
+            target = new_session_id(target_id, "target_id")
             now = self._clock()
             clone = SessionData(
                 target,
@@ -213,6 +217,7 @@ class MemoryStateStore(ContextMethods):
     ) -> SessionsPage:
         """A user's sessions, most recent activity first, ties by id."""
         self._check_open()
+        check_id(user_id, "user_id")
         check_limit(None, "first", first, 1, 500)
         after = None if cursor is None else decode_sessions_cursor(user_id, cursor)
         page: list[SessionSummary] = []
@@ -316,6 +321,7 @@ class MemoryStateStore(ContextMethods):
     async def finish_run(self, session_id: str, run_id: str, status: RunStatus) -> None:
         """End the current live run with ``status``."""
         with self._session(session_id) as session:
+            check_id(run_id, "run_id", session_id=session_id)
             check_finish_status(session_id, status)
             assert_fence(session_id, run_id, session.current_run)
             assert session.current_run is not None
@@ -375,7 +381,7 @@ class MemoryStateStore(ContextMethods):
     ) -> None:
         """Add approvals, once per ``approval_id``."""
         with self._session(session_id) as session:
-            checked = [coerce(PendingApproval, a, session_id) for a in approvals]
+            checked = coerce_all(PendingApproval, approvals, session_id, "approvals")
             assert_fence(session_id, fence_run_id, session.current_run)
             added = False
             for approval in checked:
@@ -397,6 +403,7 @@ class MemoryStateStore(ContextMethods):
     async def resolve_approval(self, session_id: str, approval_id: str) -> ApprovalResolution:
         """``"resolved"`` for exactly one caller, ``"already-resolved"`` for the rest."""
         with self._session(session_id) as session:
+            check_id(approval_id, "approval_id", session_id=session_id)
             if approval_id in session.resolved:
                 return "already-resolved"
             if session.approvals.pop(approval_id, None) is None:
@@ -431,6 +438,7 @@ class MemoryStateStore(ContextMethods):
     async def get_checkpoint(self, session_id: str, checkpoint_id: str) -> Checkpoint | None:
         """The checkpoint, or ``None``."""
         with self._session(session_id) as session:
+            check_id(checkpoint_id, "checkpoint_id", session_id=session_id)
             found = session.checkpoints.get(checkpoint_id)
             return None if found is None else found.model_copy(deep=True)
 

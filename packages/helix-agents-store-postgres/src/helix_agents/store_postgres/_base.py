@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from types import TracebackType
@@ -12,17 +13,19 @@ from typing import Any, Self, TypeVar
 import psycopg
 from psycopg import AsyncConnection
 from psycopg.rows import tuple_row
-from psycopg_pool import AsyncConnectionPool
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from helix_agents.core import (
     SessionNotFoundError,
+    StateStoreError,
     StoreUnavailableError,
     ValidationError,
-    check_limit,
 )
 
-from ._config import PoolSettings, make_pool, valid_schema
-from ._errors import MigrationError, logger, wrap_driver_error
+from ._config import DEFAULT_OPERATION_TIMEOUT, PoolSettings, count, seconds, valid_schema
+from ._connect import ConnectWatch, make_pool, probe, within
+from ._conninfo import Target
+from ._errors import MigrationError, connect_error, logger, timeout_error, wrap_driver_error
 from ._migrations import check_applied, migrate, read_applied
 from ._sql import Statements
 
@@ -60,6 +63,7 @@ class StoreBase:
         max_messages: int | None = None,
         auto_migrate: bool = False,
         pool_settings: PoolSettings | None = None,
+        operation_timeout: float = DEFAULT_OPERATION_TIMEOUT,
         clock: Callable[[], datetime] = _utcnow,
     ) -> None:
         if (conninfo is None) == (pool is None):
@@ -67,17 +71,32 @@ class StoreBase:
                 "give PostgresStateStore exactly one of a conninfo (URL) and a pool"
             )
         if max_messages is not None:
-            check_limit(None, "max_messages", max_messages, 1, 2**62)
+            count("max_messages", max_messages, 1, 2**62)
+        if not isinstance(auto_migrate, bool):
+            raise ValidationError(f"option auto_migrate={auto_migrate!r} must be a boolean")
+        if pool_settings is not None and not isinstance(pool_settings, PoolSettings):
+            raise ValidationError(f"pool_settings must be a PoolSettings, not {pool_settings!r}")
         self.schema = valid_schema(schema)
         self.max_messages = max_messages
         self.auto_migrate = auto_migrate
+        self.operation_timeout = seconds("operation_timeout", operation_timeout)
+        self._settings = pool_settings or PoolSettings()
+        self._target: Target | None = None
+        self._watch = ConnectWatch()
+        self._pool: AsyncConnectionPool[Any]
+        if pool is None:
+            self._target = Target.parse(conninfo)
+            self._pool = make_pool(self._target, self._settings, self._watch)
+        else:
+            self._pool = pool
         self._owns_pool = pool is None
-        self._pool: AsyncConnectionPool[Any] = (
-            pool if pool is not None else make_pool(str(conninfo), pool_settings or PoolSettings())
-        )
         self._sql = Statements.for_schema(self.schema)
         self._clock = clock
         self._closed = False
+
+    def __repr__(self) -> str:
+        where = f"pool={self._pool.name!r}" if self._target is None else repr(self._target.shown)
+        return f"{type(self).__name__}({where}, schema={self.schema!r})"
 
     @property
     def pool(self) -> AsyncConnectionPool[Any]:
@@ -87,7 +106,8 @@ class StoreBase:
     async def __aenter__(self) -> Self:
         self._ensure_open("open", None)
         try:
-            if self._owns_pool:
+            if self._target is not None:
+                await probe(self._target, self._settings)
                 await self._pool.open(wait=True, timeout=self._pool.timeout)
             if self.auto_migrate:
                 await self.migrate()
@@ -96,7 +116,7 @@ class StoreBase:
         except BaseException as exc:
             await self.close()
             if isinstance(exc, psycopg.Error):
-                raise wrap_driver_error(
+                raise self._wrap(
                     exc, what="opening the store", session_id=None, sent_write=False, broken=True
                 ) from exc
             raise
@@ -123,21 +143,18 @@ class StoreBase:
 
         Safe to run from many processes at once (an advisory lock serialises them).
         """
-        async with self._connection("migrate") as conn:
-            return await migrate(conn, self.schema)
+        return await self._on_connection(
+            "migrate", lambda conn: migrate(conn, self.schema), write=True
+        )
 
     async def check_schema(self) -> None:
         """Raise :class:`MigrationError` unless the schema is exactly at this package's version."""
-        async with (
-            self._connection("check_schema") as conn,
-            conn.cursor(row_factory=tuple_row) as cur,
-        ):
-            try:
-                applied = await read_applied(cur, self.schema)
-            except psycopg.Error as exc:
-                raise wrap_driver_error(
-                    exc, what="check_schema", session_id=None, sent_write=False, broken=conn.broken
-                ) from exc
+
+        async def read(conn: AsyncConnection[Any]) -> list[tuple[int, str, str]]:
+            async with conn.cursor(row_factory=tuple_row) as cur:
+                return await read_applied(cur, self.schema)
+
+        applied = await self._on_connection("check_schema", read)
         pending = check_applied(self.schema, applied)
         if pending:
             raise MigrationError(
@@ -155,15 +172,58 @@ class StoreBase:
                 f"{where}{what}: the store is closed", session_id=session_id
             )
 
-    @asynccontextmanager
-    async def _connection(self, what: str) -> AsyncIterator[AsyncConnection[Any]]:
-        """A pool connection for several statements (migrations), driver errors wrapped."""
+    def _wrap(
+        self,
+        exc: psycopg.Error,
+        *,
+        what: str,
+        session_id: str | None,
+        sent_write: bool,
+        broken: bool,
+    ) -> StateStoreError:
+        """The store error for a driver error; waiting in vain for a connection says why."""
+        if isinstance(exc, PoolTimeout) and self._target is not None and self._watch.reason:
+            return connect_error(
+                shown=self._target.shown,
+                reason=f"{self._watch.reason} (no connection in time: {exc})",
+                what=what,
+                session_id=session_id,
+            )
+        return wrap_driver_error(
+            exc, what=what, session_id=session_id, sent_write=sent_write, broken=broken
+        )
+
+    def _deadline(self) -> float:
+        return asyncio.get_running_loop().time() + self.operation_timeout
+
+    @staticmethod
+    def _left(deadline: float) -> float:
+        return max(0.0, deadline - asyncio.get_running_loop().time())
+
+    async def _on_connection(
+        self,
+        what: str,
+        work: Callable[[AsyncConnection[Any]], Awaitable[_T]],
+        *,
+        write: bool = False,
+    ) -> _T:
+        """``work`` on one pool connection in autocommit (migrations), bounded, errors wrapped."""
         self._ensure_open(what, None)
+        deadline = self._deadline()
+
+        async def run(conn: AsyncConnection[Any]) -> _T:
+            async with _autocommit(conn):
+                return await work(conn)
+
         try:
-            async with self._pool.connection() as conn, _autocommit(conn):
-                yield conn
+            async with self._pool.connection(timeout=self._left(deadline)) as conn:
+                return await within(conn, run(conn), deadline)
+        except TimeoutError as exc:
+            raise timeout_error(
+                what=what, session_id=None, timeout=self.operation_timeout, may_have_landed=write
+            ) from exc
         except psycopg.Error as exc:
-            raise wrap_driver_error(
+            raise self._wrap(
                 exc, what=what, session_id=None, sent_write=False, broken=True
             ) from exc
 
@@ -176,18 +236,27 @@ class StoreBase:
         session_id: str | None,
         write: bool = False,
     ) -> list[Row]:
-        """Run one statement (one round trip) and return its rows.
+        """Run one statement (one round trip) and return its rows, within ``operation_timeout``.
 
         A read that finds its connection dead (a server restart, a killed
         backend) is retried once on another; a write is not, since it may
-        have landed: the caller gets ``may_have_landed=True``.
+        have landed: the caller gets ``may_have_landed=True``. So does a write
+        that had no answer in time.
         """
         self._ensure_open(what, session_id)
+        deadline = self._deadline()
         for attempt in (1, 2):
             conn: AsyncConnection[Any] | None = None
             try:
-                async with self._pool.connection() as conn:
-                    return await _execute(conn, query, params)
+                async with self._pool.connection(timeout=self._left(deadline)) as conn:
+                    return await within(conn, _execute(conn, query, params), deadline)
+            except TimeoutError as exc:
+                raise timeout_error(
+                    what=what,
+                    session_id=session_id,
+                    timeout=self.operation_timeout,
+                    may_have_landed=write,
+                ) from exc
             except psycopg.Error as exc:
                 broken = conn is not None and conn.broken
                 if broken and not write and attempt == 1:
@@ -195,7 +264,7 @@ class StoreBase:
                         "%s on session %r: connection lost, retrying: %s", what, session_id, exc
                     )
                     continue
-                raise wrap_driver_error(
+                raise self._wrap(
                     exc,
                     what=what,
                     session_id=session_id,

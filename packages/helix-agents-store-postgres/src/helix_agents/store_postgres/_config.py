@@ -1,20 +1,58 @@
-"""Store configuration: pool settings, and the options a ``postgresql://`` URL may carry."""
+"""Store configuration: pool settings, timeouts, the options a ``postgresql://`` URL carries."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
-from psycopg import AsyncConnection
-from psycopg_pool import AsyncConnectionPool
+from helix_agents.core import ValidationError, redact_url
 
-from helix_agents.core import ValidationError
+__all__ = [
+    "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_OPERATION_TIMEOUT",
+    "POOL_OPTIONS",
+    "STORE_OPTIONS",
+    "PoolSettings",
+    "count",
+    "seconds",
+    "split_url",
+    "valid_schema",
+]
 
-__all__ = ["PoolSettings", "make_pool", "split_url", "valid_schema"]
+DEFAULT_OPERATION_TIMEOUT = 10.0
+"""Seconds one operation may take, waiting for a connection included."""
+DEFAULT_CONNECT_TIMEOUT = 5.0
+"""Seconds to open one connection (per host tried): TCP, TLS and authentication."""
 
 _MAX_IDENTIFIER = 63  # NAMEDATALEN - 1: PostgreSQL silently truncates longer names
+
+
+def seconds(name: str, value: object) -> float:
+    """``value`` as seconds if it is a finite number above zero, else :class:`ValidationError`."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise ValidationError(f"option {name}={value!r} must be a finite number of seconds above 0")
+    return float(value)
+
+
+def count(name: str, value: object, low: int, high: int | None = None) -> int:
+    """``value`` if it is an integer in ``low..high``, else :class:`ValidationError`."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or value < low
+        or (high is not None and value > high)
+    ):
+        span = f"at least {low}" if high is None else f"in {low}..{high}"
+        raise ValidationError(f"option {name}={value!r} must be an integer {span}")
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,8 +61,10 @@ class PoolSettings:
 
     ``check`` tests each connection as it leaves the pool (one extra round
     trip per checkout; without it a dead idle connection is found by its first
-    use, and the store retries reads once). ``timeout`` is how long to wait
-    for a connection, in seconds; ``max_idle`` and ``max_lifetime`` too.
+    use, and the store retries reads once). ``timeout`` is how long opening the
+    store waits for ``min_size`` connections; ``connect_timeout`` bounds each
+    new connection (``None``: the conninfo's ``connect_timeout``, else
+    :data:`DEFAULT_CONNECT_TIMEOUT`). Times are in seconds.
     """
 
     min_size: int = 1
@@ -33,6 +73,17 @@ class PoolSettings:
     max_lifetime: float = 3600.0
     check: bool = False
     timeout: float = 30.0
+    connect_timeout: float | None = None
+
+    def __post_init__(self) -> None:
+        count("min_size", self.min_size, 0)
+        count("max_size", self.max_size, max(1, self.min_size))
+        for name in ("max_idle", "max_lifetime", "timeout"):
+            seconds(name, getattr(self, name))
+        if self.connect_timeout is not None:
+            seconds("connect_timeout", self.connect_timeout)
+        if not isinstance(self.check, bool):
+            raise ValidationError(f"option check={self.check!r} must be a boolean")
 
 
 def _flag(value: str) -> bool:
@@ -54,22 +105,34 @@ _URL_OPTIONS: dict[str, Callable[[str], Any]] = {
     "schema": str,
     "auto_migrate": _flag,
     "max_messages": int,
+    "operation_timeout": float,
 }
-POOL_OPTIONS = frozenset({"min_size", "max_size", "max_idle", "max_lifetime", "check", "timeout"})
+POOL_OPTIONS = frozenset(
+    {"min_size", "max_size", "max_idle", "max_lifetime", "check", "timeout", "connect_timeout"}
+)
+STORE_OPTIONS = frozenset({"schema", "auto_migrate", "max_messages", "operation_timeout", "clock"})
 
 
 def split_url(url: str) -> tuple[str, dict[str, Any]]:
     """The libpq URL without the store's own query options, and those options, typed.
 
     Store options (``min_size``, ``max_size``, ``max_idle``, ``max_lifetime``,
-    ``check``, ``timeout``, ``schema``, ``auto_migrate``, ``max_messages``) are
-    taken out; every other query parameter (``sslmode``, ``application_name``,
-    …) stays for libpq.
+    ``check``, ``timeout``, ``schema``, ``auto_migrate``, ``max_messages``,
+    ``operation_timeout``) are taken out; every other query parameter
+    (``sslmode``, ``connect_timeout``, ``application_name``, …) stays for the
+    conninfo. A malformed URL or option value is a :class:`ValidationError`
+    that never shows the password.
     """
-    parts = urlsplit(url)
+    if not isinstance(url, str):
+        raise ValidationError(f"a PostgreSQL URL must be a string, got {type(url).__name__}")
+    try:
+        parts = urlsplit(url)
+        query = parse_qsl(parts.query, keep_blank_values=True)
+    except ValueError as exc:
+        raise ValidationError(f"store URL {redact_url(url)!r} is malformed: {exc}") from None
     options: dict[str, Any] = {}
     rest: list[tuple[str, str]] = []
-    for key, value in parse_qsl(parts.query, keep_blank_values=True):
+    for key, value in query:
         convert = _URL_OPTIONS.get(key)
         if convert is None:
             rest.append((key, value))
@@ -83,25 +146,19 @@ def split_url(url: str) -> tuple[str, dict[str, Any]]:
 
 
 def valid_schema(schema: object) -> str:
-    """``schema`` if it can name a PostgreSQL schema, else :class:`ValidationError`."""
+    """``schema`` if the store may keep its tables there, else :class:`ValidationError`.
+
+    PostgreSQL reserves names starting with ``pg_`` (``pg_catalog``,
+    ``pg_toast``, …) and ``information_schema`` holds the SQL catalog views.
+    """
     if not isinstance(schema, str) or not schema or "\x00" in schema:
         raise ValidationError(f"schema {schema!r} must be a non-empty string")
-    if len(schema.encode()) > _MAX_IDENTIFIER:
+    try:
+        size = len(schema.encode())
+    except UnicodeEncodeError:
+        raise ValidationError(f"schema {schema!r} is not valid Unicode") from None
+    if size > _MAX_IDENTIFIER:
         raise ValidationError(f"schema {schema!r} is longer than {_MAX_IDENTIFIER} bytes")
+    if schema.startswith("pg_") or schema == "information_schema":
+        raise ValidationError(f"schema {schema!r} is reserved for PostgreSQL's system catalogs")
     return schema
-
-
-def make_pool(conninfo: str, settings: PoolSettings) -> AsyncConnectionPool[AsyncConnection[Any]]:
-    """A closed pool of autocommit connections that never prepare statements (PgBouncer-safe)."""
-    return AsyncConnectionPool(
-        conninfo,
-        kwargs={"autocommit": True, "prepare_threshold": None},
-        min_size=settings.min_size,
-        max_size=settings.max_size,
-        max_idle=settings.max_idle,
-        max_lifetime=settings.max_lifetime,
-        check=AsyncConnectionPool.check_connection if settings.check else None,
-        timeout=settings.timeout,
-        name="helix_agents.store_postgres",
-        open=False,
-    )

@@ -10,11 +10,12 @@ answer here as on every other backend.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import psycopg
+from psycopg import AsyncConnection, sql
 from psycopg import errors as pg_errors
-from psycopg import sql
 from psycopg.rows import tuple_row
 
 from helix_agents.core import (
@@ -50,11 +51,14 @@ from helix_agents.core.context import (
 )
 
 from ._base import Row, StoreBase
+from ._connect import within
 from ._context_sql import ContextStatements
-from ._errors import logger, wrap_driver_error
+from ._errors import logger, timeout_error
 from ._regex import to_postgres
 
 __all__ = ["ContextMixin"]
+
+_T = TypeVar("_T")
 
 SEARCH_TIMEOUT_MS = 2_000
 """How long one server-side search statement may run before the client takes over."""
@@ -85,7 +89,8 @@ class ContextMixin(StoreBase):
         ``max_messages``). Installing the extension is the DBA's call: without
         it, or without the right to create the index, search works unindexed.
         """
-        async with self._connection("migrate") as conn:
+
+        async def work(conn: AsyncConnection[Any]) -> None:
             found = await (
                 await conn.execute(
                     "SELECT n.nspname FROM pg_extension e"
@@ -105,6 +110,13 @@ class ContextMixin(StoreBase):
             except psycopg.Error as exc:
                 logger.warning("no trigram index on the archive (search works without): %s", exc)
 
+        await self._on_connection("migrate", work, write=True)
+
+    async def _ctx_checked(self, session_id: str, what: str, check: Callable[[], _T]) -> _T:
+        """``check()`` after the session id: malformed first, then missing, then the rest."""
+        check_id(session_id, "session_id")
+        return await self._checked(session_id, what, check)
+
     def _not_found(self, session_id: str) -> SessionNotFoundError:
         return SessionNotFoundError(f"session {session_id!r} not found", session_id=session_id)
 
@@ -118,7 +130,7 @@ class ContextMixin(StoreBase):
     ) -> OutputRef:
         """Store ``content``; a repeat under the same ``key`` returns the first reference."""
         self._ensure_open("store_output", session_id)
-        content, tool_name, key = await self._checked(
+        content, tool_name, key = await self._ctx_checked(
             session_id, "context", lambda: check_output_args(session_id, content, tool_name, key)
         )
         now = self._clock()
@@ -155,7 +167,7 @@ class ContextMixin(StoreBase):
 
     async def get_output(self, session_id: str, output_id: str) -> OutputRef:
         """The reference of a stored output."""
-        oid = await self._checked(
+        oid = await self._ctx_checked(
             session_id, "context", lambda: check_read_args(session_id, output_id, DEFAULT_MAX_CHARS)
         )
         return (await self._output(session_id, oid, False))[0]
@@ -170,7 +182,7 @@ class ContextMixin(StoreBase):
         max_chars: int = DEFAULT_MAX_CHARS,
     ) -> OutputSlice:
         """Lines ``start_line..end_line`` of a stored output, cut to ``max_chars``."""
-        oid = await self._checked(
+        oid = await self._ctx_checked(
             session_id, "context", lambda: check_read_args(session_id, output_id, max_chars)
         )
         _, text = await self._output(session_id, oid, True)
@@ -193,7 +205,7 @@ class ContextMixin(StoreBase):
         max_chars: int = DEFAULT_MAX_CHARS,
     ) -> OutputSlice:
         """Lines of a stored output matching ``pattern``, with context, cut to ``max_chars``."""
-        oid = await self._checked(
+        oid = await self._ctx_checked(
             session_id,
             "context",
             lambda: check_read_args(session_id, output_id, max_chars, context_lines),
@@ -211,8 +223,7 @@ class ContextMixin(StoreBase):
     async def record_compaction(self, session_id: str, compaction: Compaction) -> CompactionResult:
         """Record the summary, the new window start and preservation in one call."""
         self._ensure_open("record_compaction", session_id)
-        check_id(session_id, "session_id")
-        compaction = await self._checked(
+        compaction = await self._ctx_checked(
             session_id, "record_compaction", lambda: coerce(Compaction, compaction, session_id)
         )
         result: dict[str, Any] = await self._call(
@@ -267,7 +278,7 @@ class ContextMixin(StoreBase):
     ) -> HistorySearch:
         """Rows of the archive and the live log that match, newest first."""
         self._ensure_open("search_history", session_id)
-        query = await self._checked(
+        query = await self._ctx_checked(
             session_id,
             "search_history",
             lambda: HistoryQuery.build(session_id, grep, tool_name, limit),
@@ -313,24 +324,39 @@ class ContextMixin(StoreBase):
                 self._ctx_sql.candidates, params, what="search_history", session_id=session_id
             )
         self._ensure_open("search_history", session_id)
+
+        async def run(conn: AsyncConnection[Any]) -> list[Row] | None:
+            try:
+                async with conn.transaction(), conn.cursor(row_factory=tuple_row) as cur:
+                    await cur.execute(
+                        b"SELECT set_config('statement_timeout', %s, true)",
+                        (str(SEARCH_TIMEOUT_MS),),
+                        prepare=False,
+                    )
+                    await cur.execute(self._ctx_sql.candidates, params, prepare=False)
+                    rows: list[Row] = await cur.fetchall()
+                    return rows
+            except (pg_errors.QueryCanceled, pg_errors.InvalidRegularExpression) as exc:
+                logger.info("session %r: server search gave up (%s); using RE2", session_id, exc)
+                return None
+
+        deadline = self._deadline()
+        conn: AsyncConnection[Any] | None = None
         try:
-            async with (
-                self._pool.connection() as conn,
-                conn.transaction(),
-                conn.cursor(row_factory=tuple_row) as cur,
-            ):
-                await cur.execute(
-                    b"SELECT set_config('statement_timeout', %s, true)",
-                    (str(SEARCH_TIMEOUT_MS),),
-                    prepare=False,
-                )
-                await cur.execute(self._ctx_sql.candidates, params, prepare=False)
-                rows: list[Row] = await cur.fetchall()
-                return rows
-        except (pg_errors.QueryCanceled, pg_errors.InvalidRegularExpression) as exc:
-            logger.info("session %r: server-side search gave up (%s); using RE2", session_id, exc)
-            return None
+            async with self._pool.connection(timeout=self._left(deadline)) as conn:
+                return await within(conn, run(conn), deadline)
+        except TimeoutError as exc:
+            raise timeout_error(
+                what="search_history",
+                session_id=session_id,
+                timeout=self.operation_timeout,
+                may_have_landed=False,
+            ) from exc
         except psycopg.Error as exc:
-            raise wrap_driver_error(
-                exc, what="search_history", session_id=session_id, sent_write=False, broken=True
+            raise self._wrap(
+                exc,
+                what="search_history",
+                session_id=session_id,
+                sent_write=False,
+                broken=conn is not None and conn.broken,
             ) from exc

@@ -4,7 +4,9 @@
 
     StateStoreError (core)
      ├── ValidationError (core)          a value PostgreSQL cannot store (NUL in text)
-     ├── StoreUnavailableError (core)    every other driver error, say whether it may have landed
+     ├── StoreMisconfiguredError (core)  a connection refused for a reason retrying cannot fix
+     ├── StoreUnavailableError (core)    every other driver error or timeout, say whether it
+     │                                   may have landed
      └── MigrationError (core)           state_migration: the schema does not match the migrations
 """
 
@@ -18,11 +20,12 @@ from psycopg import errors as pg_errors
 from helix_agents.core import (
     MigrationError,
     StateStoreError,
+    StoreMisconfiguredError,
     StoreUnavailableError,
     ValidationError,
 )
 
-__all__ = ["MigrationError", "wrap_driver_error"]
+__all__ = ["MigrationError", "connect_error", "timeout_error", "wrap_driver_error"]
 
 logger = logging.getLogger("helix_agents.store_postgres")
 
@@ -66,3 +69,83 @@ def wrap_driver_error(
 
 def _where(session_id: str | None) -> str:
     return "" if session_id is None else f"session {session_id!r}: "
+
+
+def timeout_error(
+    *, what: str, session_id: str | None, timeout: float, may_have_landed: bool
+) -> StoreUnavailableError:
+    """The error of an operation that had no answer within ``operation_timeout``."""
+    landed = "; the write may have landed" if may_have_landed else ""
+    return StoreUnavailableError(
+        f"{_where(session_id)}{what}: no answer from PostgreSQL within "
+        f"operation_timeout={timeout:g} s, connection dropped{landed}",
+        session_id=session_id,
+        may_have_landed=may_have_landed,
+    )
+
+
+# Connection failures that retrying cannot fix, told by libpq's and the server's
+# (English) messages: a connection refused at startup carries no SQLSTATE in libpq.
+# First match wins: a non-PostgreSQL server also fails the SSL negotiation. The marks
+# hold a space or punctuation, so that no host name in the message can match one.
+_REFUSALS = (
+    (
+        "not a PostgreSQL server",
+        (
+            "invalid response to ssl negotiation",
+            "expected authentication request",
+            "unsupported frontend protocol",
+        ),
+    ),
+    (
+        "TLS/SSL",
+        (
+            "ssl error:",  # OpenSSL's: a certificate that does not verify, a handshake alert
+            "does not support ssl",
+            "root certificate file",
+            "server certificate for",
+            "certificate file",
+            "private key file",
+            "sslmode ",
+            "sslrootcert=",
+        ),
+    ),
+    (
+        "authentication",
+        (
+            "authentication failed",
+            "no password supplied",
+            "pg_hba.conf",
+            "not permitted to log in",
+            "permission denied",
+        ),
+    ),
+    ("unknown database or role", ("does not exist",)),
+    ("connection option", ("invalid connection option", "invalid integer value", "invalid value")),
+)
+# A TLS session cut mid-way is a network failure, not a setting.
+_TRANSIENT_TLS = ("ssl syscall", "eof detected", "unexpected eof", "closed unexpectedly")
+
+
+def connect_error(
+    *, shown: str, reason: str, what: str | None = None, session_id: str | None = None
+) -> StateStoreError:
+    """The error of a failed connect: misconfigured when retrying cannot help, else unavailable.
+
+    ``shown`` is the redacted conninfo and ``reason`` the driver's message with
+    every secret masked. The caller chains a copy of the driver's error that
+    holds no connection object (psycopg keeps the password on it).
+    """
+    head = f"{_where(session_id)}{what}: " if what else _where(session_id)
+    text = reason.lower()
+    if not any(mark in text for mark in _TRANSIENT_TLS):
+        for label, marks in _REFUSALS:
+            if any(mark in text for mark in marks):
+                return StoreMisconfiguredError(
+                    f"{head}cannot connect to PostgreSQL at {shown!r} ({label}): {reason}",
+                    session_id=session_id,
+                )
+    logger.warning("%scannot connect to PostgreSQL at %r: %s", head, shown, reason)
+    return StoreUnavailableError(
+        f"{head}cannot connect to PostgreSQL at {shown!r}: {reason}", session_id=session_id
+    )

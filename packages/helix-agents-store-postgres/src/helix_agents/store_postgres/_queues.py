@@ -17,7 +17,9 @@ from helix_agents.core import (
     StoredContextItem,
     assert_fence,
     check_checkpoint_count,
+    check_id,
     coerce,
+    coerce_all,
 )
 
 from . import _json
@@ -27,10 +29,17 @@ from ._refusals import Snapshot, refuse
 __all__ = ["QueuesMixin"]
 
 _M = TypeVar("_M", bound=pydantic.BaseModel)
+_T = TypeVar("_T")
 
 
 def _body(model: pydantic.BaseModel) -> str:
     return _json.dumps(model.model_dump(mode="json", by_alias=True, exclude_unset=True))
+
+
+def _fenced(checked: _T, fence_run_id: str | None, session_id: str) -> _T:
+    # A fence the server cannot even be sent is refused with the input it came with.
+    check_id(fence_run_id, "fence_run_id", session_id=session_id, optional=True)
+    return checked
 
 
 def _load(model: type[_M], rows: list[tuple[Any, ...]]) -> list[_M]:
@@ -68,8 +77,13 @@ class QueuesMixin(StoreBase):
         self, session_id: str, record: StoredContextItem, *, fence_run_id: str | None = None
     ) -> RecordResult:
         """Queue a context item, once per key."""
+        check_id(session_id, "session_id")
         item = await self._checked(
-            session_id, "record_context_item", lambda: coerce(StoredContextItem, record, session_id)
+            session_id,
+            "record_context_item",
+            lambda: _fenced(
+                coerce(StoredContextItem, record, session_id), fence_run_id, session_id
+            ),
         )
         return await self._record(
             session_id, False, item.key, item, item.at, fence_run_id, "record_context_item"
@@ -77,6 +91,7 @@ class QueuesMixin(StoreBase):
 
     async def list_undelivered_context_items(self, session_id: str) -> list[StoredContextItem]:
         """Queued items, by ``at`` then key."""
+        check_id(session_id, "session_id")
         rows = await self._session_rows(
             self._sql.context_items, (session_id,), session_id, "list_undelivered_context_items"
         )
@@ -86,8 +101,11 @@ class QueuesMixin(StoreBase):
         self, session_id: str, answer: LateAnswer, *, fence_run_id: str | None = None
     ) -> RecordResult:
         """Queue a late answer, once per call id."""
+        check_id(session_id, "session_id")
         checked = await self._checked(
-            session_id, "record_late_answer", lambda: coerce(LateAnswer, answer, session_id)
+            session_id,
+            "record_late_answer",
+            lambda: _fenced(coerce(LateAnswer, answer, session_id), fence_run_id, session_id),
         )
         return await self._record(
             session_id,
@@ -101,6 +119,7 @@ class QueuesMixin(StoreBase):
 
     async def list_undelivered_late_answers(self, session_id: str) -> list[LateAnswer]:
         """Queued late answers, by ``at`` then call id."""
+        check_id(session_id, "session_id")
         rows = await self._session_rows(
             self._sql.late_answers, (session_id,), session_id, "list_undelivered_late_answers"
         )
@@ -116,10 +135,15 @@ class QueuesMixin(StoreBase):
         fence_run_id: str | None = None,
     ) -> None:
         """Add approvals, once per ``approval_id``; a resolved id is not added again."""
+        check_id(session_id, "session_id")
         checked = await self._checked(
             session_id,
             "add_pending_approvals",
-            lambda: [coerce(PendingApproval, a, session_id) for a in approvals],
+            lambda: _fenced(
+                coerce_all(PendingApproval, approvals, session_id, "approvals"),
+                fence_run_id,
+                session_id,
+            ),
         )
         doc = await self._call(
             self._sql.add_approvals,
@@ -143,6 +167,7 @@ class QueuesMixin(StoreBase):
 
     async def list_pending_approvals(self, session_id: str) -> list[PendingApproval]:
         """Unresolved approvals by ``requested_at``, then id."""
+        check_id(session_id, "session_id")
         rows = await self._session_rows(
             self._sql.approvals, (session_id,), session_id, "list_pending_approvals"
         )
@@ -150,6 +175,12 @@ class QueuesMixin(StoreBase):
 
     async def resolve_approval(self, session_id: str, approval_id: str) -> ApprovalResolution:
         """``"resolved"`` for exactly one caller, ``"already-resolved"`` for the rest."""
+        check_id(session_id, "session_id")
+        await self._checked(
+            session_id,
+            "resolve_approval",
+            lambda: check_id(approval_id, "approval_id", session_id=session_id),
+        )
         doc = await self._call(
             self._sql.resolve_approval,
             (session_id, approval_id, self._clock()),
@@ -175,8 +206,11 @@ class QueuesMixin(StoreBase):
         self, session_id: str, checkpoint: Checkpoint, *, fence_run_id: str | None = None
     ) -> RecordResult:
         """Save a checkpoint, once per id; its ``message_count`` is at most the session's."""
+        check_id(session_id, "session_id")
         cp = await self._checked(
-            session_id, "save_checkpoint", lambda: coerce(Checkpoint, checkpoint, session_id)
+            session_id,
+            "save_checkpoint",
+            lambda: _fenced(coerce(Checkpoint, checkpoint, session_id), fence_run_id, session_id),
         )
         doc = await self._call(
             self._sql.save_checkpoint,
@@ -209,6 +243,12 @@ class QueuesMixin(StoreBase):
 
     async def get_checkpoint(self, session_id: str, checkpoint_id: str) -> Checkpoint | None:
         """The checkpoint, or ``None``."""
+        check_id(session_id, "session_id")
+        await self._checked(
+            session_id,
+            "get_checkpoint",
+            lambda: check_id(checkpoint_id, "checkpoint_id", session_id=session_id),
+        )
         rows = await self._session_rows(
             self._sql.checkpoint, (checkpoint_id, session_id), session_id, "get_checkpoint"
         )
@@ -217,6 +257,7 @@ class QueuesMixin(StoreBase):
 
     async def latest_checkpoint(self, session_id: str) -> Checkpoint | None:
         """The checkpoint with the highest ``message_count``, then the newest."""
+        check_id(session_id, "session_id")
         rows = await self._session_rows(
             self._sql.latest_checkpoint, (session_id,), session_id, "latest_checkpoint"
         )
@@ -225,6 +266,7 @@ class QueuesMixin(StoreBase):
 
     async def list_checkpoints(self, session_id: str) -> list[Checkpoint]:
         """Checkpoints by ``message_count``, then ``created_at``, then id."""
+        check_id(session_id, "session_id")
         rows = await self._session_rows(
             self._sql.checkpoints, (session_id,), session_id, "list_checkpoints"
         )

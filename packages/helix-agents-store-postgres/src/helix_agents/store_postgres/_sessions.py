@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import uuid
 from typing import Any
 
 from helix_agents.core import (
@@ -13,10 +12,12 @@ from helix_agents.core import (
     SessionsPage,
     SessionSummary,
     ValidationError,
+    check_id,
     check_limit,
     check_new_session,
     decode_sessions_cursor,
     encode_sessions_cursor,
+    new_session_id,
 )
 
 from . import _json
@@ -61,6 +62,7 @@ class SessionsMixin(StoreBase):
 
     async def get_session(self, session_id: str) -> SessionInfo | None:
         """The session, or ``None``."""
+        check_id(session_id, "session_id")
         rows = await self._rows(
             self._sql.session, (session_id,), what="get_session", session_id=session_id
         )
@@ -68,6 +70,7 @@ class SessionsMixin(StoreBase):
 
     async def delete_session(self, session_id: str) -> bool:
         """Delete the session and everything it holds."""
+        check_id(session_id, "session_id")
         rows = await self._rows(
             self._sql.delete,
             (session_id,),
@@ -79,6 +82,7 @@ class SessionsMixin(StoreBase):
 
     async def clear_session(self, session_id: str) -> None:
         """Drop rows and queues; keep the session, its user and metadata; cancel a live run."""
+        check_id(session_id, "session_id")
         doc = await self._call(
             self._sql.clear,
             (session_id, self._clock()),
@@ -92,7 +96,12 @@ class SessionsMixin(StoreBase):
         self, source_id: str, target_id: str | None = None, *, up_to: int | None = None
     ) -> SessionInfo:
         """Copy rows ``[0, up_to)`` and the checkpoints in range into a new session."""
-        target = target_id if target_id is not None else uuid.uuid4().hex
+        check_id(source_id, "session_id")
+        bad_target: ValidationError | None = None
+        try:
+            target = new_session_id(target_id, "target_id")
+        except ValidationError as exc:
+            bad_target, target = exc, ""
 
         def check_up_to(snap: Snapshot) -> None:
             end = snap.message_count if up_to is None else up_to
@@ -103,13 +112,14 @@ class SessionsMixin(StoreBase):
 
         self._ensure_open("clone_session", source_id)
         if (
-            not (isinstance(target, str) and target)
+            bad_target is not None
             or isinstance(up_to, bool)
             or not (up_to is None or isinstance(up_to, int))
         ):
             count, _, first = await self._counts(source_id, "clone_session")
             check_up_to(Snapshot(count, first, None, {}))
-            raise ValidationError(f"session id {target!r} must be a non-empty string")
+            assert bad_target is not None  # check_up_to refused any other up_to
+            raise bad_target
         doc = await self._call(
             self._sql.clone,
             (source_id, target, None if up_to is None else big(up_to), self._clock()),
@@ -125,6 +135,7 @@ class SessionsMixin(StoreBase):
     ) -> SessionsPage:
         """A user's sessions, most recent activity first, ties by id."""
         self._ensure_open("list_sessions", None)
+        check_id(user_id, "user_id")
         check_limit(None, "first", first, 1, 500)
         at, after = (None, None) if cursor is None else decode_sessions_cursor(user_id, cursor)
         rows = await self._rows(

@@ -17,6 +17,7 @@ from helix_agents.core import (
     assert_fence,
     check_commit,
     check_finish_status,
+    check_id,
     check_keep,
     check_limit,
     coerce,
@@ -27,7 +28,7 @@ from helix_agents.core import (
 
 from . import _json
 from ._base import big
-from ._config import POOL_OPTIONS, PoolSettings, split_url
+from ._config import POOL_OPTIONS, STORE_OPTIONS, PoolSettings, split_url
 from ._context import ContextMixin
 from ._queues import QueuesMixin
 from ._refusals import Snapshot, assert_retained, refuse
@@ -43,7 +44,9 @@ class PostgresStateStore(SessionsMixin, QueuesMixin, ContextMixin):
     sized by ``pool_settings``) or from an application's ``pool`` (left open
     on :meth:`close`). Tables live in ``schema``; open the store with
     ``auto_migrate=True`` or call :meth:`migrate` once per deployment.
-    ``max_messages`` keeps the newest N rows of each session.
+    ``max_messages`` keeps the newest N rows of each session. Each operation
+    ends within ``operation_timeout`` seconds, waiting for a connection
+    included, or raises :class:`~helix_agents.core.StoreUnavailableError`.
     """
 
     # Rows
@@ -55,6 +58,7 @@ class PostgresStateStore(SessionsMixin, QueuesMixin, ContextMixin):
         order under the session row lock and writes the rows, deliveries, run
         start and commit id in the same transaction.
         """
+        check_id(session_id, "session_id")
         commit = await self._checked(
             session_id, "append_messages", lambda: coerce(MessageCommit, commit, session_id)
         )
@@ -109,6 +113,7 @@ class PostgresStateStore(SessionsMixin, QueuesMixin, ContextMixin):
 
     async def get_messages(self, session_id: str, *, limit: int | None = None) -> list[Message]:
         """Rows oldest first; ``limit`` keeps the last N."""
+        check_id(session_id, "session_id")
         if limit is not None:
             await self._checked(
                 session_id,
@@ -122,11 +127,13 @@ class PostgresStateStore(SessionsMixin, QueuesMixin, ContextMixin):
 
     async def get_message_count(self, session_id: str) -> int:
         """All rows, context rows included."""
+        check_id(session_id, "session_id")
         count, _, _ = await self._counts(session_id, "get_message_count")
         return count
 
     async def get_ui_message_count(self, session_id: str) -> int:
         """Rows that are not context rows (those dropped by retention included)."""
+        check_id(session_id, "session_id")
         _, ui, _ = await self._counts(session_id, "get_ui_message_count")
         return ui
 
@@ -139,6 +146,7 @@ class PostgresStateStore(SessionsMixin, QueuesMixin, ContextMixin):
         order: PageOrder = "asc",
     ) -> MessagePage:
         """A page of rows in ``order``; ``next_cursor`` is ``None`` at the end."""
+        check_id(session_id, "session_id")
 
         def parse() -> int | None:
             check_limit(session_id, "limit", limit, 1, 500)
@@ -174,6 +182,12 @@ class PostgresStateStore(SessionsMixin, QueuesMixin, ContextMixin):
     ) -> None:
         """Drop rows at index >= ``keep``, re-opening the items they delivered."""
         self._ensure_open("truncate_messages", session_id)
+        check_id(session_id, "session_id")
+        await self._checked(
+            session_id,
+            "truncate_messages",
+            lambda: check_id(fence_run_id, "fence_run_id", session_id=session_id, optional=True),
+        )
         if isinstance(keep, bool) or not isinstance(keep, int):
             count, _, _ = await self._counts(session_id, "truncate_messages")
             check_keep(session_id, keep, count)
@@ -194,6 +208,7 @@ class PostgresStateStore(SessionsMixin, QueuesMixin, ContextMixin):
 
     async def is_truncated(self, session_id: str) -> bool:
         """Whether retention has dropped old rows."""
+        check_id(session_id, "session_id")
         _, _, first = await self._counts(session_id, "is_truncated")
         return first > 0
 
@@ -201,6 +216,10 @@ class PostgresStateStore(SessionsMixin, QueuesMixin, ContextMixin):
 
     async def finish_run(self, session_id: str, run_id: str, status: RunStatus) -> None:
         """End the current live run with ``status``."""
+        check_id(session_id, "session_id")
+        await self._checked(
+            session_id, "finish_run", lambda: check_id(run_id, "run_id", session_id=session_id)
+        )
         doc = await self._call(
             self._sql.finish_run,
             (session_id, run_id, status if isinstance(status, str) else "", self._clock()),
@@ -220,9 +239,16 @@ def open_url(url: str, *, namespace: str | None = None, **options: Any) -> Postg
     """The ``postgresql://`` / ``postgres://`` entry point; ``namespace`` is the schema.
 
     Store options come as keywords or as URL query parameters (``?max_size=20``);
-    see :func:`~helix_agents.store_postgres._config.split_url`.
+    see :func:`~helix_agents.store_postgres._config.split_url`. An unknown
+    keyword is a :class:`ValidationError`.
     """
     conninfo, from_url = split_url(url)
+    unknown = sorted(set(options) - POOL_OPTIONS - STORE_OPTIONS)
+    if unknown:
+        known = ", ".join(sorted(POOL_OPTIONS | STORE_OPTIONS | {"namespace"}))
+        raise ValidationError(
+            f"unknown option {unknown[0]!r} for a PostgreSQL store; known: {known}"
+        )
     merged = {**from_url, **options}
     pool = {k: merged.pop(k) for k in list(merged) if k in POOL_OPTIONS}
     if namespace is not None:

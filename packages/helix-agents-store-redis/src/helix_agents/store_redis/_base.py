@@ -12,10 +12,12 @@ from redis.asyncio import Redis, RedisCluster
 
 from helix_agents.core import StoreUnavailableError, ValidationError
 
+from ._client import build_client, describe
 from ._codec import micros, text
-from ._config import StoreOptions, connect
-from ._errors import DRIVER_ERRORS, not_found, unavailable
+from ._config import StoreOptions, Timeouts, split_store_options
+from ._errors import DRIVER_ERRORS, driver_error, not_found
 from ._keys import SESSION_KEYS
+from ._open import open_scripts
 from ._scripts import Scripts
 
 __all__ = ["StoreBase"]
@@ -35,24 +37,53 @@ class StoreBase:
         url: str | None = None,
         *,
         client: Redis | RedisCluster | None = None,
-        key_prefix: str = "helix",
+        key_prefix: str | None = None,
         namespace: str | None = None,
         idle_ttl: float | timedelta | None = None,
         max_messages: int | None = None,
+        operation_timeout: float | timedelta | None = None,
+        connect_timeout: float | timedelta | None = None,
         clock: Callable[[], datetime] = _utcnow,
         **client_options: Any,
     ) -> None:
         if (url is None) == (client is None):
-            raise TypeError("pass exactly one of url and client")
-        self._url = url
-        self.options = StoreOptions.build(key_prefix, namespace, idle_ttl, max_messages)
-        self.max_messages = max_messages
-        self._client_options = client_options
-        self._client = client
+            raise ValidationError("pass exactly one of url and client")
+        if url is not None and not isinstance(url, str):
+            raise ValidationError(f"the Redis URL must be a str, not {type(url).__name__}")
+        if client is not None and not isinstance(client, (Redis, RedisCluster)):
+            raise ValidationError(
+                f"client must be a redis.asyncio Redis or RedisCluster, not {type(client).__name__}"
+            )
+        if not callable(clock):
+            raise ValidationError(f"clock must be a callable, not {type(clock).__name__}")
+        self._where = "Redis" if url is None else f"Redis at {describe(url)}"
+        query: dict[str, Any] = {}
+        if url is not None:
+            url, query = split_store_options(url)
+        elif operation_timeout is not None or connect_timeout is not None or client_options:
+            raise ValidationError(
+                "a borrowed client keeps its own settings: pass timeouts and options to it"
+            )
+        self.max_messages = query.get("max_messages") if max_messages is None else max_messages
+        self.options = StoreOptions.build(
+            query.get("key_prefix", "helix") if key_prefix is None else key_prefix,
+            namespace,
+            query.get("idle_ttl") if idle_ttl is None else idle_ttl,
+            self.max_messages,
+        )
+        self.timeouts = Timeouts.build(
+            query.get("operation_timeout") if operation_timeout is None else operation_timeout,
+            query.get("connect_timeout") if connect_timeout is None else connect_timeout,
+        )
+        self._client = client if url is None else build_client(url, self.timeouts, client_options)
         self._owns_client = client is None
         self._scripts: Scripts | None = None
         self._closed = False
         self._clock = clock
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "open" if self._scripts else "not open"
+        return f"<{type(self).__name__} {self._where} {self.options.keys.base!r} {state}>"
 
     @property
     def client(self) -> Redis | RedisCluster:
@@ -67,18 +98,13 @@ class StoreBase:
     async def __aenter__(self) -> Self:
         if self._scripts is not None:
             return self
-        if self._closed:
+        if self._closed or self._client is None:
             raise StoreUnavailableError("the Redis store was closed", may_have_landed=False)
-        if self._client is None and self._url is not None:
-            self._client = connect(self._url, self._client_options)
-        assert self._client is not None
-        scripts = Scripts(self._client)
         try:
-            await scripts.load()
-        except DRIVER_ERRORS as exc:
+            self._scripts = await open_scripts(self._client, self._where)
+        except BaseException:
             await self.close()
-            raise unavailable(exc, None, write=False) from None
-        self._scripts = scripts
+            raise
         return self
 
     async def __aexit__(
@@ -122,18 +148,10 @@ class StoreBase:
     ) -> Any:
         """Run script ``name`` on the session's ``keys``; its reply as the client decoded it."""
         _, scripts = self._live()
-        if not isinstance(session_id, str) or not session_id:
-            raise not_found(session_id)
         try:
             return await scripts.run(name, self.options.keys.session(session_id, keys), args)
         except DRIVER_ERRORS as exc:
-            raise unavailable(exc, session_id, write=write) from None
-        except UnicodeEncodeError:
-            # Lone surrogates: no Redis string (nor any other store's text) can hold them.
-            raise ValidationError(
-                f"session {session_id!r}: a value is not encodable as UTF-8",
-                session_id=session_id,
-            ) from None
+            raise driver_error(exc, session_id, write=write) from exc
 
     async def _run(
         self,
@@ -176,11 +194,9 @@ class StoreBase:
     async def _require(self, session_id: str) -> None:
         """Raise SessionNotFoundError if the session does not exist (for refusals made here)."""
         client, _ = self._live()
-        if not isinstance(session_id, str) or not session_id:
-            raise not_found(session_id)
         try:
             found = await client.exists(self.options.keys.meta(session_id))
         except DRIVER_ERRORS as exc:
-            raise unavailable(exc, session_id, write=False) from None
+            raise driver_error(exc, session_id, write=False) from exc
         if not found:
             raise not_found(session_id)

@@ -1,26 +1,74 @@
-"""Store options and the redis-py client a URL describes."""
+"""Store options: from keywords and URL query arguments, checked before anything connects."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from redis.asyncio import Redis, RedisCluster
-from redis.asyncio.cluster import ClusterNode
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
-
-from helix_agents.core import ValidationError, check_limit
+from helix_agents.core import ValidationError, check_limit, redact_url
 
 from ._keys import KeySpace
 
-__all__ = ["CLUSTER_SCHEME", "StoreOptions", "connect", "split_store_options"]
+__all__ = [
+    "CONNECT_TIMEOUT",
+    "OPERATION_TIMEOUT",
+    "RENAMED",
+    "StoreOptions",
+    "Timeouts",
+    "refuse_renamed",
+    "split_store_options",
+]
 
-CLUSTER_SCHEME = "redis+cluster"
+# Seconds; see docs/backends/redis.md, "Timeouts".
+OPERATION_TIMEOUT = 10.0
+CONNECT_TIMEOUT = 5.0
 # Options of the store itself; any other URL query argument goes to redis-py.
-_STORE_QUERY = ("key_prefix", "idle_ttl", "max_messages")
+_STORE_QUERY = ("key_prefix", "idle_ttl", "max_messages", "operation_timeout", "connect_timeout")
+_INT_QUERY = ("max_messages",)
+# redis-py's names for what operation_timeout and connect_timeout set: one name each.
+RENAMED = {"socket_timeout": "operation_timeout", "socket_connect_timeout": "connect_timeout"}
+
+
+def refuse_renamed(names: Iterable[str]) -> None:
+    """ValidationError if ``names`` holds a redis-py timeout the store sets itself."""
+    for name in names:
+        if name in RENAMED:
+            raise ValidationError(f"Redis store option {name!r}: use {RENAMED[name]!r} instead")
+
+
+def seconds(name: str, value: object) -> float:
+    """``value`` (seconds, or a timedelta) as a positive finite float, else ValidationError."""
+    number = value.total_seconds() if isinstance(value, timedelta) else value
+    if (
+        isinstance(number, bool)
+        or not isinstance(number, (int, float))
+        or not math.isfinite(number)
+        or number <= 0
+    ):
+        raise ValidationError(f"{name} {value!r} is not a positive, finite number of seconds")
+    return float(number)
+
+
+@dataclass(frozen=True, slots=True)
+class Timeouts:
+    """How long a connection attempt, and each wait for a reply, may take (seconds)."""
+
+    operation: float
+    connect: float
+
+    @classmethod
+    def build(
+        cls, operation: float | timedelta | None, connect: float | timedelta | None
+    ) -> Timeouts:
+        """The given timeouts, checked; ``None`` takes the documented default."""
+        return cls(
+            OPERATION_TIMEOUT if operation is None else seconds("operation_timeout", operation),
+            CONNECT_TIMEOUT if connect is None else seconds("connect_timeout", connect),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,65 +92,41 @@ class StoreOptions:
             check_limit(None, "max_messages", max_messages, 1, 2**62)
         ttl_ms = 0
         if idle_ttl is not None:
-            seconds = idle_ttl.total_seconds() if isinstance(idle_ttl, timedelta) else idle_ttl
-            if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
-                raise ValidationError(f"idle_ttl {idle_ttl!r} is not a number of seconds")
-            ttl_ms = round(seconds * 1000)
-            if ttl_ms < 1:
-                raise ValidationError(f"idle_ttl {idle_ttl!r} must be at least one millisecond")
+            ttl_ms = round(seconds("idle_ttl", idle_ttl) * 1000)
+            if not 1 <= ttl_ms < 2**62:
+                raise ValidationError(f"idle_ttl {idle_ttl!r} is outside 1 ms..2**62 ms")
         return cls(KeySpace.build(key_prefix, namespace), ttl_ms, max_messages)
 
 
 def split_store_options(url: str) -> tuple[str, dict[str, Any]]:
     """The URL without the store's own query arguments, and those arguments, typed."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:
+        reason = str(exc)
+    else:
+        return _split(parts)
+    raise ValidationError(f"Redis URL {redact_url(url)!r} is malformed: {reason}")
+
+
+def _split(parts: Any) -> tuple[str, dict[str, Any]]:
     ours: dict[str, Any] = {}
     rest = []
-    for name, value in parse_qsl(parts.query, keep_blank_values=True):
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    refuse_renamed(name for name, _ in query)
+    for name, value in query:
         if name not in _STORE_QUERY:
             rest.append((name, value))
-            continue
-        try:
-            ours[name] = (
-                value
-                if name == "key_prefix"
-                else int(value)
-                if name == "max_messages"
-                else float(value)
-            )
-        except ValueError:
-            raise ValidationError(f"store URL option {name}={value!r} is not a number") from None
+        elif name == "key_prefix":
+            ours[name] = value
+        else:
+            ours[name] = _number(name, value)
     return urlunsplit(parts._replace(query=urlencode(rest))), ours
 
 
-def connect(url: str, client_options: dict[str, Any]) -> Redis | RedisCluster:
-    """A client for ``redis://``, ``rediss://`` or ``redis+cluster://h:p,h:p`` URLs.
-
-    The client never retries a command on its own: a write whose reply was lost
-    must surface, so the caller can retry it knowingly (with a commit id).
-    """
-    options: dict[str, Any] = {"decode_responses": True, "retry": Retry(NoBackoff(), 0)}
-    options.update(client_options)
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    if scheme in ("redis", "rediss", "unix"):
-        return Redis.from_url(url, **options)
-    if scheme != CLUSTER_SCHEME:
-        raise ValidationError(f"not a Redis URL: {url!r}")
-    userinfo, _, hosts = parts.netloc.rpartition("@")
-    nodes = [_node(host, url) for host in hosts.split(",") if host]
-    if not nodes:
-        raise ValidationError(f"cluster URL {url!r} names no host:port")
-    netloc = f"{userinfo}@{nodes[0].host}:{nodes[0].port}" if userinfo else nodes[0].name
-    first = urlunsplit(("redis", netloc, parts.path, parts.query, ""))
-    return RedisCluster.from_url(first, startup_nodes=nodes, **options)
-
-
-def _node(host_port: str, url: str) -> ClusterNode:
-    host, sep, port = host_port.rpartition(":")
-    if not sep or host.endswith(":"):
-        host, port = host_port, "6379"
+def _number(name: str, value: str) -> int | float:
     try:
-        return ClusterNode(host.strip("[]"), int(port))
+        return int(value) if name in _INT_QUERY else float(value)
     except ValueError:
-        raise ValidationError(f"cluster URL {url!r}: bad host:port {host_port!r}") from None
+        pass
+    raise ValidationError(f"store URL option {name}={value!r} is not a number")

@@ -63,7 +63,11 @@ class ContextMixin(StoreBase):
     """:class:`~helix_agents.core.context.ContextStore` for the Redis store."""
 
     async def _checked(self, session_id: str, check: Callable[[], _T]) -> _T:
-        """``check()``; if it refuses the input, a missing session is reported first."""
+        """``check()``; if it refuses the input, a missing session is reported first.
+
+        A malformed session id is refused before anything else.
+        """
+        check_id(session_id, "session_id")
         try:
             return check()
         except ValidationError:
@@ -166,7 +170,6 @@ class ContextMixin(StoreBase):
 
     async def record_compaction(self, session_id: str, compaction: Compaction) -> CompactionResult:
         """Record the summary, the new window start and preservation in one script."""
-        check_id(session_id, "session_id")
         compaction = await self._checked(
             session_id, lambda: coerce(Compaction, compaction, session_id)
         )

@@ -7,11 +7,26 @@ exactly those of every other store.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+import ssl
+import traceback
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from redis.exceptions import RedisClusterException, RedisError, ResponseError
+from redis.exceptions import (
+    AuthenticationError,
+    AuthenticationWrongNumberOfArgsError,
+    BusyLoadingError,
+    InvalidResponse,
+    MovedError,
+    NoPermissionError,
+    RedisClusterException,
+    RedisError,
+    ResponseError,
+)
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from helix_agents.core import (
     ApprovalNotFoundError,
@@ -20,6 +35,7 @@ from helix_agents.core import (
     RunInfo,
     SessionNotFoundError,
     StateStoreError,
+    StoreMisconfiguredError,
     StoreUnavailableError,
     assert_fence,
     assert_retained,
@@ -30,28 +46,97 @@ from helix_agents.core import (
 
 from ._codec import run_info
 
-__all__ = ["DRIVER_ERRORS", "Refusal", "raise_commit_refusal", "unavailable"]
+__all__ = ["DRIVER_ERRORS", "Refusal", "driver_error", "raise_commit_refusal"]
 
 DRIVER_ERRORS = (RedisError, RedisClusterException, OSError)
+# redis-py functions that run before a command is sent: a failure inside one sent nothing.
+_CONNECTING = frozenset(
+    {"connect", "connect_check_health", "_connect", "on_connect", "on_connect_check_health"}
+)
+_REDIS_PY = f"{os.sep}redis{os.sep}"
+_AUTH = (AuthenticationError, AuthenticationWrongNumberOfArgsError)
+# Error replies to a connection's handshake that a later attempt may not get.
+_BUSY = ("max number of clients", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN")
+# What a server that is not plain Redis (a TLS-only one, another protocol) does to our hello.
+_HUNG_UP = ("Connection closed by server", "Connection reset by peer")
+_HUNG_UP_HINT = " (during the handshake: is it a Redis server, and does it want rediss://?)"
 
 
-def unavailable(
-    exc: BaseException, session_id: str | None, *, write: bool
-) -> StoreUnavailableError:
-    """``exc`` wrapped; ``may_have_landed`` when a write was sent and its outcome is unknown."""
+def driver_error(
+    exc: BaseException, session_id: str | None, *, write: bool, where: str = "Redis"
+) -> StoreUnavailableError | StoreMisconfiguredError:
+    """The core error for driver exception ``exc``; raise it ``from exc``.
+
+    StoreMisconfiguredError when retrying cannot fix it (authentication, ACL,
+    no such database, TLS, not a Redis server), else StoreUnavailableError,
+    whose ``may_have_landed`` says a write was sent and its outcome is unknown.
+    """
+    prefix = "" if session_id is None else f"session {session_id!r}: "
+    detail = f"{type(exc).__name__}: {exc}"
+    reason = misconfiguration(exc)
+    if reason is not None:
+        return StoreMisconfiguredError(
+            f"{prefix}{where} refused the store: {reason} ({detail})", session_id=session_id
+        )
     # A plain error reply means the server refused the command before running it,
     # except for a script that failed while running (writes before it stay).
     message = str(exc)
     refused = isinstance(exc, ResponseError) and not (
         "user_script" in message or "running script" in message
     )
-    err = StoreUnavailableError(
-        f"session {session_id!r}: Redis failed: {type(exc).__name__}: {exc}",
+    connecting = _while_connecting(exc)
+    what = "did not answer in time" if isinstance(exc, RedisTimeoutError) else "failed"
+    if connecting and isinstance(exc, RedisConnectionError) and any(m in message for m in _HUNG_UP):
+        detail += _HUNG_UP_HINT
+    return StoreUnavailableError(
+        f"{prefix}{where} {what}: {detail}",
         session_id=session_id,
-        may_have_landed=write and not refused,
+        may_have_landed=write and not refused and not connecting,
     )
-    err.__cause__ = exc
-    return err
+
+
+def misconfiguration(exc: BaseException) -> str | None:
+    """Why retrying cannot fix ``exc`` (or what it was raised from), or ``None`` if it might."""
+    for cause in _chain(exc):
+        message = str(cause)
+        if isinstance(cause, ssl.SSLError):
+            return "TLS failed"
+        if isinstance(cause, _AUTH):
+            return "authentication failed"
+        if isinstance(cause, NoPermissionError):
+            return "the user may not run a command the store needs (ACL)"
+        if isinstance(cause, InvalidResponse):
+            return "the server does not speak the Redis protocol"
+        if "DB index is out of range" in message:
+            return "no such database"
+        if "Cluster mode is not enabled" in message:
+            return "the server is not a Redis Cluster (use redis://)"
+        if isinstance(cause, MovedError):
+            return "the server is a Redis Cluster node (use redis+cluster://)"
+    if (
+        isinstance(exc, ResponseError)
+        and not isinstance(exc, BusyLoadingError)
+        and not any(m in str(exc) for m in _BUSY)
+        and _while_connecting(exc)
+    ):
+        return "the server refused a connection setting"
+    return None
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def _while_connecting(exc: BaseException) -> bool:
+    return any(
+        frame.f_code.co_name in _CONNECTING and _REDIS_PY in frame.f_code.co_filename
+        for frame, _ in traceback.walk_tb(exc.__traceback__)
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from typing import Any
 from helix_agents.core import (
     SessionsPage,
     SessionSummary,
-    ValidationError,
+    check_id,
     check_limit,
     decode_sessions_cursor,
     encode_sessions_cursor,
@@ -22,7 +22,7 @@ from helix_agents.core import (
 
 from ._base import StoreBase
 from ._codec import from_micros, micros, text
-from ._errors import DRIVER_ERRORS, unavailable
+from ._errors import DRIVER_ERRORS, driver_error
 
 __all__ = ["ListingMixin"]
 
@@ -36,8 +36,8 @@ class ListingMixin(StoreBase):
         self, user_id: str, *, first: int = 20, cursor: str | None = None
     ) -> SessionsPage:
         """A user's sessions, most recent activity first, ties by id."""
-        if not isinstance(user_id, str):
-            raise ValidationError(f"user_id {user_id!r} must be a string")
+        self._live()
+        check_id(user_id, "user_id")
         check_limit(None, "first", first, 1, 500)
         after = None if cursor is None else decode_sessions_cursor(user_id, cursor)
         ukey = self.options.keys.user(user_id)
@@ -58,7 +58,7 @@ class ListingMixin(StoreBase):
                     break
                 position = batch[-1]
         except DRIVER_ERRORS as exc:
-            raise unavailable(exc, None, write=False) from None
+            raise driver_error(exc, None, write=False) from exc
         for sid, score in stale:
             await self._index("index_drop", ukey, [sid, score])
         page = found[:first]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import pydantic
@@ -15,7 +15,9 @@ from helix_agents.core import (
     RecordResult,
     StoredContextItem,
     ValidationError,
+    check_id,
     coerce,
+    coerce_all,
     undelivered_in_order,
 )
 
@@ -26,6 +28,7 @@ from ._errors import Refusal
 __all__ = ["RecordsMixin", "fence_args"]
 
 _M = TypeVar("_M", bound=pydantic.BaseModel)
+_T = TypeVar("_T")
 # The keys each read script is given.
 _CTX = ("meta", "ctx", "ctxd")
 _LATE = ("meta", "late", "lated")
@@ -41,13 +44,23 @@ def fence_args(fence_run_id: str | None) -> list[str]:
 class RecordsMixin(StoreBase):
     """Insert-once records hung on a session: queues, approvals, checkpoints."""
 
-    async def _coerce(self, model: type[_M], value: Any, session_id: str) -> _M:
+    async def _checked(self, session_id: str, check: Callable[[], _T]) -> _T:
         # A missing session outranks a malformed argument, as in every store.
         try:
-            return coerce(model, value, session_id)
+            return check()
         except ValidationError:
             await self._require(session_id)
             raise
+
+    async def _coerce(
+        self, model: type[_M], value: Any, session_id: str, fence_run_id: str | None
+    ) -> _M:
+        def check() -> _M:
+            checked = coerce(model, value, session_id)
+            check_id(fence_run_id, "fence_run_id", session_id=session_id, optional=True)
+            return checked
+
+        return await self._checked(session_id, check)
 
     async def _insert(
         self,
@@ -76,13 +89,15 @@ class RecordsMixin(StoreBase):
         self, session_id: str, record: StoredContextItem, *, fence_run_id: str | None = None
     ) -> RecordResult:
         """Queue a context item, once per key."""
-        record = await self._coerce(StoredContextItem, record, session_id)
+        check_id(session_id, "session_id")
+        record = await self._coerce(StoredContextItem, record, session_id, fence_run_id)
         return await self._insert(
             "record", session_id, fence_run_id, ["ctx", record.key, dump_record(record)]
         )
 
     async def list_undelivered_context_items(self, session_id: str) -> list[StoredContextItem]:
         """Queued items, by ``at`` then key."""
+        check_id(session_id, "session_id")
         reply = await self._run("r_queue", session_id, [], write=False, keys=_CTX)
         records = [load_record(StoredContextItem, raw) for raw in reply[1]]
         return undelivered_in_order((record, None) for record in records)
@@ -91,13 +106,15 @@ class RecordsMixin(StoreBase):
         self, session_id: str, answer: LateAnswer, *, fence_run_id: str | None = None
     ) -> RecordResult:
         """Queue a late answer, once per call id."""
-        answer = await self._coerce(LateAnswer, answer, session_id)
+        check_id(session_id, "session_id")
+        answer = await self._coerce(LateAnswer, answer, session_id, fence_run_id)
         return await self._insert(
             "record", session_id, fence_run_id, ["late", answer.call_id, dump_record(answer)]
         )
 
     async def list_undelivered_late_answers(self, session_id: str) -> list[LateAnswer]:
         """Queued late answers, by ``at`` then call id."""
+        check_id(session_id, "session_id")
         reply = await self._run("r_queue", session_id, [], write=False, keys=_LATE)
         answers = [load_record(LateAnswer, raw) for raw in reply[1]]
         return undelivered_in_order((answer, None) for answer in answers)
@@ -110,18 +127,30 @@ class RecordsMixin(StoreBase):
         fence_run_id: str | None = None,
     ) -> None:
         """Add approvals, once per ``approval_id``; a resolved id is not added again."""
-        checked = [await self._coerce(PendingApproval, a, session_id) for a in approvals]
+        check_id(session_id, "session_id")
+        checked = await self._checked(
+            session_id, lambda: coerce_all(PendingApproval, approvals, session_id, "approvals")
+        )
+        await self._checked(
+            session_id,
+            lambda: check_id(fence_run_id, "fence_run_id", session_id=session_id, optional=True),
+        )
         pairs = [v for a in checked for v in (a.approval_id, dump_record(a))]
         await self._insert("approve", session_id, fence_run_id, pairs)
 
     async def list_pending_approvals(self, session_id: str) -> list[PendingApproval]:
         """Unresolved approvals by ``requested_at``, then id."""
+        check_id(session_id, "session_id")
         reply = await self._run("r_hash", session_id, [], write=False, keys=_APPR)
         pending = [load_record(PendingApproval, raw) for raw in reply[1]]
         return sorted(pending, key=lambda a: (a.requested_at, a.approval_id))
 
     async def resolve_approval(self, session_id: str, approval_id: str) -> ApprovalResolution:
         """``"resolved"`` for exactly one caller, ``"already-resolved"`` for the rest."""
+        check_id(session_id, "session_id")
+        await self._checked(
+            session_id, lambda: check_id(approval_id, "approval_id", session_id=session_id)
+        )
         reply = await self._run(
             "resolve", session_id, [*self._common(session_id), approval_id], write=True
         )
@@ -136,7 +165,8 @@ class RecordsMixin(StoreBase):
         self, session_id: str, checkpoint: Checkpoint, *, fence_run_id: str | None = None
     ) -> RecordResult:
         """Save a checkpoint, once per id; ``message_count`` at most the session's count."""
-        cp = await self._coerce(Checkpoint, checkpoint, session_id)
+        check_id(session_id, "session_id")
+        cp = await self._coerce(Checkpoint, checkpoint, session_id, fence_run_id)
         return await self._insert(
             "checkpoint",
             session_id,
@@ -147,6 +177,10 @@ class RecordsMixin(StoreBase):
 
     async def get_checkpoint(self, session_id: str, checkpoint_id: str) -> Checkpoint | None:
         """The checkpoint, or ``None``."""
+        check_id(session_id, "session_id")
+        await self._checked(
+            session_id, lambda: check_id(checkpoint_id, "checkpoint_id", session_id=session_id)
+        )
         reply = await self._run("r_hash", session_id, [checkpoint_id], write=False, keys=_CKPT)
         raw = reply[1][0] if reply[1] else None
         return None if raw is None else load_record(Checkpoint, raw)
@@ -158,6 +192,7 @@ class RecordsMixin(StoreBase):
 
     async def list_checkpoints(self, session_id: str) -> list[Checkpoint]:
         """Checkpoints by ``message_count``, then ``created_at``, then id."""
+        check_id(session_id, "session_id")
         reply = await self._run("r_hash", session_id, [], write=False, keys=_CKPT)
         checkpoints = [load_record(Checkpoint, raw) for raw in reply[1]]
         return sorted(checkpoints, key=lambda c: (c.message_count, c.created_at, c.checkpoint_id))

@@ -11,6 +11,7 @@ from helix_agents.core import (
     SessionExistsError,
     SessionInfo,
     SessionNotFoundError,
+    check_id,
     check_limit,
     check_new_session,
     new_session_id,
@@ -18,7 +19,7 @@ from helix_agents.core import (
 
 from ._base import StoreBase
 from ._codec import dump_metadata, from_micros, session_info, text
-from ._errors import DRIVER_ERRORS, unavailable
+from ._errors import DRIVER_ERRORS, driver_error
 
 __all__ = ["SessionsMixin"]
 
@@ -82,16 +83,16 @@ class SessionsMixin(StoreBase):
     async def get_session(self, session_id: str) -> SessionInfo | None:
         """The session, or ``None``."""
         client, _ = self._live()
-        if not isinstance(session_id, str) or not session_id:
-            return None
+        check_id(session_id, "session_id")
         try:
             meta = text(await client.hgetall(self.options.keys.meta(session_id)))
         except DRIVER_ERRORS as exc:
-            raise unavailable(exc, session_id, write=False) from None
+            raise driver_error(exc, session_id, write=False) from exc
         return session_info(session_id, meta) if meta else None
 
     async def delete_session(self, session_id: str) -> bool:
         """Delete the session and everything it holds; ``True`` if it existed."""
+        check_id(session_id, "session_id")
         try:
             reply = await self._run("delete", session_id, self._common(session_id), write=True)
         except SessionNotFoundError:
@@ -103,6 +104,7 @@ class SessionsMixin(StoreBase):
 
     async def clear_session(self, session_id: str) -> None:
         """Drop rows, checkpoints, approvals, items and late answers; cancel a live run."""
+        check_id(session_id, "session_id")
         reply = await self._run("clear", session_id, self._common(session_id), write=True)
         await self._after(session_id, reply)
 
@@ -114,6 +116,7 @@ class SessionsMixin(StoreBase):
         The source is read in one step and the copy written in another (on a
         cluster the two sessions live in different slots).
         """
+        check_id(source_id, "session_id")
         if up_to is not None and (
             isinstance(up_to, bool) or not isinstance(up_to, int) or up_to < 0
         ):
@@ -138,7 +141,7 @@ class SessionsMixin(StoreBase):
             reply[6],
             reply[7],
         )
-        sid = new_session_id(target_id)
+        sid = new_session_id(target_id, "target_id")
         count = first + len(rows)
         meta = _metadata.validate_json(md)
         return await self._create(sid, user_id, meta, (first, count, ui), rows, checkpoints)

@@ -13,6 +13,7 @@ from helix_agents.core import (
     RunStatus,
     ValidationError,
     check_finish_status,
+    check_id,
     check_keep,
     check_limit,
     coerce,
@@ -21,9 +22,8 @@ from helix_agents.core import (
 )
 
 from ._codec import pack_row, text, unpack_rows
-from ._config import split_store_options
 from ._context import ContextMixin
-from ._errors import DRIVER_ERRORS, Refusal, not_found, raise_commit_refusal, unavailable
+from ._errors import DRIVER_ERRORS, Refusal, driver_error, not_found, raise_commit_refusal
 from ._listing import ListingMixin
 from ._records import RecordsMixin, fence_args
 from ._sessions import SessionsMixin
@@ -42,13 +42,16 @@ class RedisStateStore(SessionsMixin, RecordsMixin, ListingMixin, ContextMixin):
     Options: ``key_prefix`` and ``namespace`` (keys live under
     ``<key_prefix>:<namespace>:``), ``idle_ttl`` (seconds or a timedelta: a
     session untouched that long expires whole), ``max_messages`` (retention),
-    ``clock``; any other keyword goes to the redis-py client.
+    ``operation_timeout`` and ``connect_timeout`` (seconds), ``clock``; the
+    store's options may also be URL query arguments (keywords win); any other
+    keyword goes to the redis-py client.
     """
 
     # Rows
 
     async def append_messages(self, session_id: str, commit: MessageCommit) -> CommitResult:
         """Append rows with the checks and deliveries of the commit, in one script."""
+        check_id(session_id, "session_id")
         try:
             commit = coerce(MessageCommit, commit, session_id)
             rows = [pack_row(m, session_id) for m in commit.messages]
@@ -94,6 +97,7 @@ class RedisStateStore(SessionsMixin, RecordsMixin, ListingMixin, ContextMixin):
 
     async def get_messages(self, session_id: str, *, limit: int | None = None) -> list[Message]:
         """Rows oldest first; ``limit`` keeps the last N."""
+        check_id(session_id, "session_id")
         if limit is not None:
             try:
                 check_limit(session_id, "limit", limit, 0, 2**62)
@@ -109,12 +113,11 @@ class RedisStateStore(SessionsMixin, RecordsMixin, ListingMixin, ContextMixin):
 
     async def _meta_field(self, session_id: str, field: str) -> int:
         client, _ = self._live()
-        if not isinstance(session_id, str) or not session_id:
-            raise not_found(session_id)
+        check_id(session_id, "session_id")
         try:
             value = await client.hget(self.options.keys.meta(session_id), field)
         except DRIVER_ERRORS as exc:
-            raise unavailable(exc, session_id, write=False) from None
+            raise driver_error(exc, session_id, write=False) from exc
         if value is None:
             raise not_found(session_id)
         return int(value)
@@ -136,6 +139,7 @@ class RedisStateStore(SessionsMixin, RecordsMixin, ListingMixin, ContextMixin):
         order: PageOrder = "asc",
     ) -> MessagePage:
         """A page of rows in ``order``; ``next_cursor`` is ``None`` at the end."""
+        check_id(session_id, "session_id")
         try:
             check_limit(session_id, "limit", limit, 1, 500)
             if order not in ("asc", "desc"):
@@ -171,6 +175,12 @@ class RedisStateStore(SessionsMixin, RecordsMixin, ListingMixin, ContextMixin):
         self, session_id: str, keep: int, *, fence_run_id: str | None = None
     ) -> None:
         """Drop rows at index >= ``keep``, re-opening the items they delivered."""
+        check_id(session_id, "session_id")
+        try:
+            check_id(fence_run_id, "fence_run_id", session_id=session_id, optional=True)
+        except ValidationError:
+            await self._require(session_id)
+            raise
         if isinstance(keep, bool) or not isinstance(keep, int):
             await self._require(session_id)
             check_keep(session_id, keep, 0)
@@ -192,7 +202,9 @@ class RedisStateStore(SessionsMixin, RecordsMixin, ListingMixin, ContextMixin):
 
     async def finish_run(self, session_id: str, run_id: str, status: RunStatus) -> None:
         """End the current live run with ``status``."""
+        check_id(session_id, "session_id")
         try:
+            check_id(run_id, "run_id", session_id=session_id)
             check_finish_status(session_id, status)
         except ValidationError:
             await self._require(session_id)
@@ -208,8 +220,6 @@ class RedisStateStore(SessionsMixin, RecordsMixin, ListingMixin, ContextMixin):
 def open_url(url: str, *, namespace: str | None = None, **options: Any) -> RedisStateStore:
     """The entry point of ``redis://``, ``rediss://`` and ``redis+cluster://h:p,h:p`` URLs.
 
-    ``key_prefix``, ``idle_ttl`` and ``max_messages`` may also come as URL query
-    arguments; keyword options win.
+    The store's options may also come as URL query arguments; keyword options win.
     """
-    plain, from_query = split_store_options(url)
-    return RedisStateStore(plain, namespace=namespace, **{**from_query, **options})
+    return RedisStateStore(url, namespace=namespace, **options)

@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from helix_agents.core import ValidationError, check_limit
+from helix_agents.core import ValidationError, check_limit, check_text, redact_url
 
 __all__ = [
+    "OPTIONS",
     "SQLiteConfig",
     "Synchronous",
     "check_max_messages",
@@ -24,6 +25,8 @@ Synchronous = Literal["OFF", "NORMAL", "FULL", "EXTRA"]
 _SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
 _NAMESPACE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _MEMORY = (":memory:", "")
+OPTIONS = frozenset({"busy_timeout", "clock", "max_messages", "synchronous"})
+"""The keyword options of :class:`~helix_agents.store_sqlite.SQLiteStateStore`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +44,9 @@ class SQLiteConfig:
     synchronous: Synchronous = "NORMAL"
 
     def __post_init__(self) -> None:
+        check_text(self.path, "SQLite path")
+        if "\x00" in self.path:
+            raise ValidationError(f"SQLite path {self.path!r} holds NUL (U+0000)")
         if self.path in _MEMORY or self.path.startswith("file::memory:"):
             raise ValidationError(
                 "an in-memory SQLite database cannot be shared by two connections or "
@@ -61,23 +67,28 @@ class SQLiteConfig:
 
 def parse_url(url: str) -> tuple[str, dict[str, str]]:
     """The file path and query options of ``sqlite:///relative.db`` or ``sqlite:////abs.db``."""
-    parts = urlsplit(url)
+    shown = redact_url(url)
+    check_text(url, "SQLite URL")
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        raise ValidationError(f"not a sqlite:// URL: {shown!r}") from None
     if parts.scheme.lower() != "sqlite":
-        raise ValidationError(f"not a sqlite:// URL: {url!r}")
+        raise ValidationError(f"not a sqlite:// URL: {shown!r}")
     if parts.netloc:
         raise ValidationError(
-            f"SQLite URL {url!r} names a host {parts.netloc!r}: write sqlite:///relative.db "
+            f"SQLite URL {shown!r} names a host: write sqlite:///relative.db "
             f"or sqlite:////absolute/path.db"
         )
     path = unquote(parts.path)
     if not path.startswith("/") or path == "/":
-        raise ValidationError(f"SQLite URL {url!r} names no file (try sqlite:///agent.db)")
+        raise ValidationError(f"SQLite URL {shown!r} names no file (try sqlite:///agent.db)")
     path = path[1:]
     query = dict(parse_qsl(parts.query, keep_blank_values=True))
     unknown = set(query) - {"busy_timeout", "synchronous"}
     if unknown:
         raise ValidationError(
-            f"SQLite URL {url!r}: unknown option(s) {', '.join(sorted(unknown))} "
+            f"SQLite URL {shown!r}: unknown option(s) {', '.join(sorted(unknown))} "
             f"(known: busy_timeout, synchronous)"
         )
     return path, query
@@ -108,6 +119,16 @@ def options_from_query(query: dict[str, str]) -> dict[str, object]:
     if "synchronous" in query:
         options["synchronous"] = query["synchronous"].upper()
     return options
+
+
+def check_options(options: dict[str, object]) -> None:
+    """Every keyword is one of :data:`OPTIONS`."""
+    unknown = set(options) - OPTIONS
+    if unknown:
+        raise ValidationError(
+            f"unknown SQLite store option(s) {', '.join(sorted(map(repr, unknown)))} "
+            f"(known: {', '.join(sorted(OPTIONS))})"
+        )
 
 
 def check_max_messages(max_messages: int | None) -> None:

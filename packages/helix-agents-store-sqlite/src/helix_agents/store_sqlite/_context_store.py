@@ -47,12 +47,15 @@ class ContextMethods:
     """:class:`~helix_agents.core.context.ContextStore` for the SQLite store."""
 
     async def _checked(self: _Hops, session_id: str, check: Callable[[], _T]) -> _T:
-        """``check()``; if it refuses the input, a missing session is reported first."""
+        """``check()``; if it refuses the input, a missing session is reported first.
+
+        A malformed session id is refused before anything else.
+        """
+        check_id(session_id, "session_id")
         try:
             return check()
         except ValidationError:
-            if isinstance(session_id, str):
-                await self._read(session_id, load_session, session_id)
+            await self._read(session_id, load_session, session_id)
             raise
 
     async def store_output(
@@ -137,7 +140,6 @@ class ContextMethods:
         self: _Hops, session_id: str, compaction: Compaction
     ) -> CompactionResult:
         """Record the summary and the new window start in one transaction."""
-        check_id(session_id, "session_id")
         compaction = await self._checked(
             session_id, lambda: coerce(Compaction, compaction, session_id)
         )

@@ -21,6 +21,7 @@ from helix_agents.core import (
     SessionSummary,
     StoredContextItem,
     ValidationError,
+    check_id,
     check_limit,
     decode_message_cursor,
     encode_message_cursor,
@@ -32,6 +33,7 @@ from helix_agents.core import (
 from ._rows import SessionRow, from_us, load_session, to_us
 
 __all__ = [
+    "checkpoint",
     "checkpoints",
     "late_answers",
     "messages",
@@ -140,15 +142,23 @@ def pending_approvals(db: sqlite3.Connection, sid: str) -> list[PendingApproval]
     return sorted(pending, key=lambda a: (a.requested_at, a.approval_id))
 
 
-def checkpoints(
-    db: sqlite3.Connection, sid: str, checkpoint_id: str | None = None, latest: bool = False
-) -> list[Checkpoint]:
-    """Checkpoints by ``message_count``, ``created_at``, id; one id, or only the latest."""
+def checkpoints(db: sqlite3.Connection, sid: str, latest: bool = False) -> list[Checkpoint]:
+    """Checkpoints by ``message_count``, ``created_at``, id; or only the latest."""
     load_session(db, sid)
-    where, params = "session_id = ?", [sid]
-    if checkpoint_id is not None:
-        where += " AND checkpoint_id = ?"
-        params.append(checkpoint_id)
+    return _checkpoints(db, "session_id = ?", [sid], latest)
+
+
+def checkpoint(db: sqlite3.Connection, sid: str, checkpoint_id: str) -> Checkpoint | None:
+    """The checkpoint ``checkpoint_id``, or ``None``."""
+    load_session(db, sid)
+    check_id(checkpoint_id, "checkpoint_id", session_id=sid)
+    found = _checkpoints(db, "session_id = ? AND checkpoint_id = ?", [sid, checkpoint_id], False)
+    return found[0] if found else None
+
+
+def _checkpoints(
+    db: sqlite3.Connection, where: str, params: list[str], latest: bool
+) -> list[Checkpoint]:
     order = "DESC" if latest else "ASC"
     found = db.execute(
         f"SELECT body FROM __agents_checkpoints WHERE {where} "

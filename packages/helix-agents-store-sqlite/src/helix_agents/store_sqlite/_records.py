@@ -21,7 +21,9 @@ from helix_agents.core import (
     StoredContextItem,
     assert_fence,
     check_checkpoint_count,
+    check_id,
     coerce,
+    coerce_all,
 )
 
 from ._rows import Clock, SessionRow, dump_model, load_session, to_us, touch
@@ -78,7 +80,7 @@ def add_approvals(
 ) -> None:
     """Add approvals once per id; a resolved id stays resolved (APR-1)."""
     row = load_session(db, sid)
-    checked = [coerce(PendingApproval, a, sid) for a in raw]
+    checked = coerce_all(PendingApproval, raw, sid, "approvals")
     assert_fence(sid, fence_run_id, row.current_run)
     added = 0
     for approval in checked:
@@ -94,6 +96,7 @@ def add_approvals(
 def resolve(db: sqlite3.Connection, sid: str, approval_id: str, clock: Clock) -> ApprovalResolution:
     """``resolved`` for the first caller, ``already-resolved`` after (APR-2)."""
     row = load_session(db, sid)
+    check_id(approval_id, "approval_id", session_id=sid)
     found = db.execute(
         "SELECT resolved FROM __agents_approvals WHERE session_id = ? AND approval_id = ?",
         (sid, approval_id),

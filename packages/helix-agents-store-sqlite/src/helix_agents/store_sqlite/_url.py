@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._config import namespaced_path, options_from_query, parse_url
+from ._config import check_options, namespaced_path, options_from_query, parse_url
 from .store import SQLiteStateStore
 
 __all__ = ["open_url"]
@@ -18,5 +18,6 @@ def open_url(url: str, *, namespace: str | None = None, **options: Any) -> SQLit
     sibling file: ``agent.db`` becomes ``agent.<namespace>.db``.
     """
     path, query = parse_url(url)
+    check_options(options)
     merged = {**options_from_query(query), **options}
     return SQLiteStateStore(namespaced_path(path, namespace), **merged)

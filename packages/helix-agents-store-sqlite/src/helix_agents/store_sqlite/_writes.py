@@ -12,6 +12,7 @@ from helix_agents.core import (
     SessionInfo,
     assert_fence,
     check_finish_status,
+    check_id,
     check_keep,
     check_limit,
     new_session_id,
@@ -97,7 +98,7 @@ def clone(
     end = src.message_count if up_to is None else up_to
     check_limit(source_id, "up_to", end, src.first_index, src.message_count)
     now = to_us(clock())
-    tid = new_session_id(target_id)
+    tid = new_session_id(target_id, "target_id")
     cut_ui = db.execute(
         "SELECT count(*) FROM __agents_messages "
         "WHERE session_id = ? AND idx >= ? AND is_context = 0",
@@ -153,6 +154,7 @@ def finish_run(
 ) -> None:
     """End the current live run (RUN-4)."""
     row = load_session(db, sid)
+    check_id(run_id, "run_id", session_id=sid)
     check_finish_status(sid, status)
     assert_fence(sid, run_id, row.current_run)
     assert row.current_run is not None

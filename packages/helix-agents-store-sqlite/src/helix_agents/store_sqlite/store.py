@@ -28,6 +28,8 @@ from helix_agents.core import (
     SessionsPage,
     StoredContextItem,
     StoreUnavailableError,
+    ValidationError,
+    check_id,
     check_limit,
     check_new_session,
     decode_sessions_cursor,
@@ -69,11 +71,18 @@ class SQLiteStateStore(ContextMethods):
         clock: Callable[[], datetime] = _utcnow,
     ) -> None:
         check_max_messages(max_messages)
-        self.config = SQLiteConfig(os.fspath(path), busy_timeout, synchronous)
+        try:
+            file = os.fspath(path)
+        except TypeError:
+            raise ValidationError(
+                f"SQLite path must be a str or path, got {type(path).__name__}"
+            ) from None
+        self.config = SQLiteConfig(file, busy_timeout, synchronous)
         self.max_messages = max_messages
         self._clock = clock
         self._writer: Database | None = None
         self._reader: Database | None = None
+        self._closed = False
 
     @property
     def path(self) -> str:
@@ -81,6 +90,8 @@ class SQLiteStateStore(ContextMethods):
         return self.config.path
 
     async def __aenter__(self) -> Self:
+        if self._closed:
+            raise StoreUnavailableError(f"the SQLite store on {self.path!r} was closed")
         self._writer = await Database.connect(self.config, writer=True)
         try:
             self._reader = await Database.connect(self.config, writer=False)
@@ -99,6 +110,7 @@ class SQLiteStateStore(ContextMethods):
 
     async def close(self) -> None:
         """Close both connections; later calls raise ``StoreUnavailableError``."""
+        self._closed = True
         opened = [db for db in (self._reader, self._writer) if db is not None]
         # Shielded: a cancelled close still stops both connection threads.
         await asyncio.shield(asyncio.gather(*(db.close() for db in opened)))
@@ -109,6 +121,8 @@ class SQLiteStateStore(ContextMethods):
                 f"the SQLite store on {self.path!r} is not open: use 'async with'",
                 session_id=sid,
             )
+        if sid is not None:
+            check_id(sid, "session_id")
         return db
 
     async def _write(self, sid: str | None, op: Callable[..., _T], *args: Any) -> _T:
@@ -160,6 +174,8 @@ class SQLiteStateStore(ContextMethods):
         self, user_id: str, *, first: int = 20, cursor: str | None = None
     ) -> SessionsPage:
         """A user's sessions, most recent activity first, ties by id."""
+        self._db(self._reader, None)
+        check_id(user_id, "user_id")
         check_limit(None, "first", first, 1, 500)
         after = None if cursor is None else decode_sessions_cursor(user_id, cursor)
         return await self._read(None, _reads.sessions_page, user_id, first, after)
@@ -251,7 +267,7 @@ class SQLiteStateStore(ContextMethods):
             session_id,
             _records.add_approvals,
             session_id,
-            list(approvals),
+            approvals,
             fence_run_id,
             self._clock,
         )
@@ -281,12 +297,11 @@ class SQLiteStateStore(ContextMethods):
 
     async def get_checkpoint(self, session_id: str, checkpoint_id: str) -> Checkpoint | None:
         """The checkpoint, or ``None``."""
-        found = await self._read(session_id, _reads.checkpoints, session_id, checkpoint_id)
-        return found[0] if found else None
+        return await self._read(session_id, _reads.checkpoint, session_id, checkpoint_id)
 
     async def latest_checkpoint(self, session_id: str) -> Checkpoint | None:
         """The checkpoint with the highest ``message_count``, then the newest."""
-        found = await self._read(session_id, _reads.checkpoints, session_id, None, True)
+        found = await self._read(session_id, _reads.checkpoints, session_id, True)
         return found[0] if found else None
 
     async def list_checkpoints(self, session_id: str) -> list[Checkpoint]:

@@ -1,0 +1,180 @@
+"""Connections with bounded waits: the pool, the first connect, the deadline of a call."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, Self, TypeVar
+
+import psycopg
+from psycopg import AsyncConnection
+from psycopg.conninfo import make_conninfo
+from psycopg_pool import AsyncConnectionPool
+
+from helix_agents.core import StateStoreError
+
+from ._config import PoolSettings
+from ._conninfo import Target
+from ._errors import connect_error, logger
+
+__all__ = ["ConnectWatch", "make_pool", "probe", "sever", "within"]
+
+_T = TypeVar("_T")
+
+
+class ConnectWatch:
+    """Why the pool's latest attempt to connect failed (secrets masked); ``None`` once one works.
+
+    The pool retries in the background and only logs why; a call that then
+    waits for a connection in vain reports this reason.
+    """
+
+    __slots__ = ("reason",)
+
+    def __init__(self) -> None:
+        self.reason: str | None = None
+
+
+def _watched(target: Target, watch: ConnectWatch) -> type[AsyncConnection[Any]]:
+    class StoreConnection(AsyncConnection[Any]):
+        @classmethod
+        async def connect(cls, conninfo: str = "", **kwargs: Any) -> Self:
+            try:
+                conn = await super().connect(conninfo, **kwargs)
+            except psycopg.Error as exc:
+                watch.reason = target.scrub(str(exc).strip())
+                raise
+            watch.reason = None
+            return conn
+
+    StoreConnection.__qualname__ = StoreConnection.__name__  # how psycopg's logs show it
+    return StoreConnection
+
+
+def make_pool(
+    target: Target, settings: PoolSettings, watch: ConnectWatch
+) -> AsyncConnectionPool[AsyncConnection[Any]]:
+    """A closed pool of autocommit connections that never prepare statements (PgBouncer-safe)."""
+    limit = target.timeout(settings.connect_timeout)
+    return AsyncConnectionPool(
+        target.conninfo,
+        connection_class=_watched(target, watch),
+        kwargs={
+            "autocommit": True,
+            "prepare_threshold": None,
+            **target.kwargs(settings.connect_timeout),
+        },
+        min_size=settings.min_size,
+        max_size=settings.max_size,
+        max_idle=settings.max_idle,
+        max_lifetime=settings.max_lifetime,
+        check=_checker(limit) if settings.check else None,
+        timeout=settings.timeout,
+        name="helix_agents.store_postgres",
+        open=False,
+    )
+
+
+def _checker(limit: float) -> Callable[[AsyncConnection[Any]], Awaitable[None]]:
+    async def check(conn: AsyncConnection[Any]) -> None:
+        """An empty statement; a connection that does not answer in time is dropped."""
+        await within(conn, conn.execute(""), asyncio.get_running_loop().time() + limit)
+
+    return check
+
+
+async def probe(target: Target, settings: PoolSettings) -> None:
+    """Open one connection and close it, so that a refusal surfaces now, with its reason.
+
+    The pool would retry a refused connection until its timeout and then only
+    say ``PoolTimeout``. Raises :class:`StoreMisconfiguredError` when retrying
+    cannot help (authentication, unknown database or role, TLS, not a
+    PostgreSQL server), else :class:`StoreUnavailableError`.
+    """
+    limit = target.timeout(settings.connect_timeout)
+    error: StateStoreError
+    try:
+        # libpq's timeout is per host and whole seconds: bound the connect to the fraction.
+        async with asyncio.timeout(limit * target.hosts):
+            conn = await AsyncConnection.connect(
+                make_conninfo(target.conninfo, **target.kwargs(settings.connect_timeout))
+            )
+    except TimeoutError:
+        reason = f"no connection within connect_timeout={limit:g} s"
+        error = connect_error(shown=target.shown, reason=reason)
+        error.__cause__ = TimeoutError(reason)
+    except psycopg.Error as exc:
+        reason = target.scrub(str(exc).strip())
+        error = connect_error(shown=target.shown, reason=reason)
+        # A copy without the connection object, which holds the password, nor the traceback,
+        # whose frames do.
+        error.__cause__ = type(exc)(reason)
+    else:
+        await conn.close()
+        return
+    # Raised outside the handler, so the driver's exception is not the __context__ either.
+    raise error
+
+
+def sever(conn: AsyncConnection[Any]) -> None:
+    """Shut the connection's socket down: whatever waits on it fails at once, and it is broken.
+
+    The pool then discards it. Nothing is sent: the server may go on running
+    the statement it had.
+    """
+    try:
+        fd = conn.pgconn.socket
+    except psycopg.Error:
+        return  # already closed
+    try:
+        with socket.socket(fileno=os.dup(fd)) as sock:
+            sock.shutdown(socket.SHUT_RDWR)
+    except OSError as exc:
+        logger.debug("could not shut down a connection's socket: %s", exc)
+
+
+async def within(conn: AsyncConnection[Any], work: Coroutine[Any, Any, _T], deadline: float) -> _T:
+    """Run ``work`` (I/O on ``conn``) until ``deadline``, a time of the event loop's clock.
+
+    Past the deadline, or when the caller is cancelled, the connection is
+    severed and closed rather than the query cancelled: psycopg cancels by
+    asking the server and waiting for it, up to ten seconds with a server that
+    does not answer. Raises :class:`TimeoutError` if no answer came in time.
+    """
+    loop = asyncio.get_running_loop()
+    expired = False
+
+    def expire() -> None:
+        nonlocal expired
+        expired = True
+        sever(conn)
+
+    timer = loop.call_at(deadline, expire)
+    task = loop.create_task(work)
+    try:
+        result = await asyncio.shield(task)
+    except asyncio.CancelledError:
+        if not task.done():  # the caller was cancelled, the work goes on: end it
+            task.add_done_callback(_retrieve)
+            sever(conn)
+            await asyncio.wait((task,))  # at once: its socket is shut
+            await conn.close()
+        raise
+    except BaseException:
+        if not expired:
+            raise
+        await conn.close()
+        raise TimeoutError("no answer from PostgreSQL by the deadline") from None
+    finally:
+        timer.cancel()
+    if expired:  # it answered as the deadline severed it: the connection is unusable
+        await conn.close()
+    return result
+
+
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    # The caller reports its cancellation; the severed call's own error is moot.
+    if not task.cancelled():
+        task.exception()

@@ -1,0 +1,99 @@
+"""Opening a store: the first connection, its failure named, and TLS checked before it waits."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from typing import Any
+
+from redis.asyncio import Redis, RedisCluster
+from redis.asyncio.connection import SSLConnection
+
+from helix_agents.core import StoreMisconfiguredError, ValidationError
+
+from ._client import OPTION_ERRORS
+from ._errors import DRIVER_ERRORS, driver_error
+from ._scripts import Scripts
+
+__all__ = ["open_scripts"]
+
+# A TLS handshake to a plain Redis never ends: the server waits for a line that never
+# comes. If the handshake has not finished after this long, ask in plain text.
+_PROBE_AFTER = 0.25
+_TLS_FILES = ("ssl_ca_certs", "ssl_ca_path", "ssl_certfile", "ssl_keyfile")
+
+
+async def open_scripts(client: Redis | RedisCluster, where: str) -> Scripts:
+    """Connect and load every script; a failure raises the core error that names its cause."""
+    tls = _tls_settings(client)
+    if tls is not None:
+        _check_tls_files(tls, where)
+    scripts = Scripts(client)
+    loading = asyncio.ensure_future(scripts.load())
+    probe: asyncio.Future[bool] | None = None
+    try:
+        if tls is not None:
+            await asyncio.wait((loading,), timeout=_PROBE_AFTER)
+            if not loading.done():
+                probe = asyncio.ensure_future(_speaks_plain_redis(tls))
+                await asyncio.wait((loading, probe), return_when=asyncio.FIRST_COMPLETED)
+                if not loading.done() and probe.result():
+                    raise StoreMisconfiguredError(
+                        f"{where} refused the store: TLS failed: the server answers plain "
+                        "Redis, not TLS (use redis://, or enable tls-port on the server)"
+                    )
+        await loading
+    except DRIVER_ERRORS as exc:
+        raise driver_error(exc, None, write=False, where=where) from exc
+    except OPTION_ERRORS as exc:
+        # A redis-py option of the wrong type or value, found by the first connection.
+        raise ValidationError(
+            f"{where}: an option given to redis-py is not valid: {type(exc).__name__}: {exc}"
+        ) from exc
+    finally:
+        for task in (loading, probe):
+            if task is not None and not task.done():
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+    return scripts
+
+
+def _tls_settings(client: Redis | RedisCluster) -> dict[str, Any] | None:
+    """The connection settings of a standalone TLS client, else ``None``."""
+    if isinstance(client, RedisCluster):
+        return None
+    pool = client.connection_pool
+    if not issubclass(pool.connection_class, SSLConnection):
+        return None
+    return dict(pool.connection_kwargs)
+
+
+def _check_tls_files(settings: dict[str, Any], where: str) -> None:
+    for name in _TLS_FILES:
+        path = settings.get(name)
+        if path is not None and not os.path.exists(path):
+            raise StoreMisconfiguredError(
+                f"{where} refused the store: TLS failed: {name} {path!r} does not exist"
+            )
+
+
+async def _speaks_plain_redis(settings: dict[str, Any]) -> bool:
+    """Whether the server answers a plain-text PING with a Redis reply (so it is not TLS)."""
+    host, port = settings.get("host", "localhost"), settings.get("port", 6379)
+    timeout = settings.get("socket_connect_timeout") or 1.0
+    try:
+        async with asyncio.timeout(timeout):
+            reader, writer = await asyncio.open_connection(host, port)
+            try:
+                writer.write(b"PING\r\n")
+                reply = await reader.read(1)
+            finally:
+                writer.close()
+                with contextlib.suppress(OSError):
+                    await writer.wait_closed()
+    except Exception:
+        return False
+    # "+PONG", or "-NOAUTH …" / "-DENIED …": a RESP reply; a TLS server sends an alert or closes.
+    return reply in (b"+", b"-")
