@@ -14,6 +14,7 @@ from helix_agents.core import (
     ConcurrencyConflictError,
     SessionNotFoundError,
     SessionStateStore,
+    StoreUnavailableError,
     ValidationError,
 )
 from helix_agents.core.context import (
@@ -149,7 +150,9 @@ class ContextRules:
         assert time.perf_counter() - began < 2.0
 
     @rule("CS-6")
-    async def test_CS_6_unknown_output(self, store: SessionStateStore) -> None:
+    async def test_CS_6_unknown_output(
+        self, store: SessionStateStore, store_factory: StoreFactory
+    ) -> None:
         sid = (await store.create_session()).id
         other = (await store.create_session()).id
         ref = await ctx(store).store_output(other, LOG)
@@ -172,6 +175,17 @@ class ContextRules:
         ):
             with pytest.raises(SessionNotFoundError):
                 await missing
+        # A closed store says so first, whatever the arguments.
+        async with store_factory() as closed:
+            pass
+        for refused in (
+            ctx(closed).get_window(sid),
+            ctx(closed).store_output("", b"x"),  # type: ignore[arg-type]
+            ctx(closed).search_history(sid, grep="("),
+            ctx(closed).read_output(sid, ref.output_id, max_chars=0),
+        ):
+            with pytest.raises(StoreUnavailableError):
+                await refused
 
     @rule("CS-7")
     async def test_CS_7_deleted_cleared_not_cloned(self, store: SessionStateStore) -> None:

@@ -45,12 +45,14 @@ class ContextMethods:
     _clock: Callable[[], datetime]
     _session: Callable[[str], AbstractContextManager[SessionData]]
     _touch: Callable[[SessionData], None]
+    _check_open: Callable[[], None]
 
     async def _checked(self, session_id: str, check: Callable[[], _T]) -> _T:
         """``check()``; if it refuses the input, a missing session is reported first.
 
-        A malformed session id is refused before anything else.
+        A closed store, then a malformed session id, are refused before anything else.
         """
+        self._check_open()
         check_id(session_id, "session_id")
         try:
             return check()
@@ -170,7 +172,7 @@ class ContextMethods:
 
     async def get_window(self, session_id: str) -> ContextWindow:
         """The latest summary row and the rows from the window start on."""
-        check_id(session_id, "session_id")
+        await self._checked(session_id, lambda: None)
         with self._session(session_id) as session:
             ctx = session.context
             start, summary = ctx.compactions[-1] if ctx.compactions else (0, None)

@@ -113,7 +113,8 @@ class ContextMixin(StoreBase):
         await self._on_connection("migrate", work, write=True)
 
     async def _ctx_checked(self, session_id: str, what: str, check: Callable[[], _T]) -> _T:
-        """``check()`` after the session id: malformed first, then missing, then the rest."""
+        """``check()`` after the store and the session id: closed, malformed, missing, the rest."""
+        self._ensure_open(what, None)
         check_id(session_id, "session_id")
         return await self._checked(session_id, what, check)
 
@@ -253,8 +254,7 @@ class ContextMixin(StoreBase):
 
     async def get_window(self, session_id: str) -> ContextWindow:
         """The latest summary row and the rows from the window start on (one statement)."""
-        self._ensure_open("get_window", session_id)
-        check_id(session_id, "session_id")
+        await self._ctx_checked(session_id, "get_window", lambda: None)
         rows = await self._session_rows(
             self._ctx_sql.window, (session_id,), session_id, "get_window"
         )

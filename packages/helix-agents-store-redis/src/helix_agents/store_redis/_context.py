@@ -65,8 +65,9 @@ class ContextMixin(StoreBase):
     async def _checked(self, session_id: str, check: Callable[[], _T]) -> _T:
         """``check()``; if it refuses the input, a missing session is reported first.
 
-        A malformed session id is refused before anything else.
+        A closed store, then a malformed session id, are refused before anything else.
         """
+        self._live()
         check_id(session_id, "session_id")
         try:
             return check()
@@ -194,7 +195,7 @@ class ContextMixin(StoreBase):
 
     async def get_window(self, session_id: str) -> ContextWindow:
         """The latest summary row and the rows from the window start on (one script)."""
-        check_id(session_id, "session_id")
+        await self._checked(session_id, lambda: None)
         reply = await self._run("r_window", session_id, [], write=False, keys=_WINDOW)
         _, number, last, preserved, *rows = reply
         start, summary = 0, None

@@ -24,6 +24,7 @@ from helix_agents.core.context import (
 )
 
 from . import _context
+from ._db import Database
 from ._rows import load_session
 
 __all__ = ["ContextMethods"]
@@ -35,6 +36,10 @@ class _Hops(Protocol):
     """What the methods need of the store: its clock and its write and read hops."""
 
     _clock: Callable[[], datetime]
+    _closed: bool
+    _reader: Database | None
+
+    def _db(self, db: Database | None, sid: str | None) -> Database: ...
 
     async def _write(self, sid: str | None, op: Callable[..., _T], *args: Any) -> _T: ...
 
@@ -49,8 +54,9 @@ class ContextMethods:
     async def _checked(self: _Hops, session_id: str, check: Callable[[], _T]) -> _T:
         """``check()``; if it refuses the input, a missing session is reported first.
 
-        A malformed session id is refused before anything else.
+        A closed store, then a malformed session id, are refused before anything else.
         """
+        self._db(None if self._closed else self._reader, None)
         check_id(session_id, "session_id")
         try:
             return check()
@@ -147,7 +153,7 @@ class ContextMethods:
 
     async def get_window(self: _Hops, session_id: str) -> ContextWindow:
         """The latest summary row and the rows from the window start on."""
-        check_id(session_id, "session_id")
+        await self._checked(session_id, lambda: None)
         return await self._read(session_id, _context.window, session_id)
 
     async def search_history(
