@@ -35,6 +35,10 @@ test: lint typecheck ## Lint, type-check, then run every test on every backend
 demo: $(SYNCED) ## Run the scripted agent loop on ./helix-demo.db (SQLite)
 	$(UV) run python examples/agent_loop.py
 
+.PHONY: long-run
+long-run: $(SYNCED) ## Run the context-strategies walk-through on ./helix-long-run.db (SQLite)
+	$(UV) run python examples/long_run.py
+
 # The benchmarks need the bench group (the alternatives) and the local Postgres and
 # Redis (HELIX_POSTGRES_URL / HELIX_REDIS_URL to point elsewhere). BENCH_ARGS adds options,
 # e.g. BENCH_ARGS="--wait-quiet 600" to wait for other test runs to finish first.

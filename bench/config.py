@@ -53,6 +53,10 @@ class Settings:
     checkpoint_sizes: tuple[int, ...] = (10, 10_000)
     """LangGraph threads of this many checkpoints (``bench/checkpoints.py``)."""
     checkpoint_ops: int = 200
+    history_rows: int = 100_000
+    """Rows of the session the history search runs over (docs/context-strategies.md)."""
+    context_ops: int = 20
+    """Samples of each context-store operation per backend."""
 
     @classmethod
     def quick(cls) -> Settings:
@@ -68,6 +72,7 @@ class Settings:
             concurrency_turns=640,
             concurrency_repetitions=2,
             checkpoint_ops=60,
+            context_ops=5,
         )
 
     @classmethod

@@ -132,6 +132,26 @@ def _concurrency(results: dict[str, Any]) -> list[str]:
     return _table(["backend", "1 task turns/s", "16 tasks turns/s", "ratio (min-max)"], rows)
 
 
+def _context(results: dict[str, Any]) -> list[str]:
+    rows = [
+        [
+            server,
+            *(
+                f"{_f(c[op]['p50_ms'])} / {_f(c[op]['p99_ms'])}"
+                for op in ("grep_1mb", "read_range", "history_search")
+            ),
+        ]
+        for server, c in results.get("context", {}).items()
+    ]
+    head = [
+        "backend",
+        "grep a 1 MB output, p50 / p99 ms",
+        "read 100 of its lines",
+        "search 100,000 rows of history",
+    ]
+    return _table(head, rows) if rows else []
+
+
 def _targets(results: dict[str, Any]) -> list[str]:
     rows = []
     for t in evaluate(results):
@@ -180,6 +200,9 @@ def render(results: dict[str, Any]) -> str:
         "### Concurrency",
         "",
         *_concurrency(results),
+        "### Context store (docs/context-strategies.md)",
+        "",
+        *_context(results),
         "### Conditions of this run",
         "",
         *_conditions(results),

@@ -13,6 +13,7 @@ from .checkpoints import measure_checkpoints
 from .concurrency import measure_concurrency
 from .conditions import conditions
 from .config import Servers, Settings
+from .context import measure_context
 from .floors import Floors
 from .growth import measure_growth, measure_listing
 from .systems import NAMESPACE, all_subjects, graph_subjects, helix_subject
@@ -24,7 +25,7 @@ __all__ = ["PHASES", "run"]
 
 log = logging.getLogger("bench")
 
-PHASES = ("turns", "growth", "concurrency", "checkpoints")
+PHASES = ("turns", "growth", "concurrency", "checkpoints", "context")
 _OURS = ("memory", "sqlite", "postgres", "redis")
 
 
@@ -62,7 +63,7 @@ async def _turns(settings: Settings, servers: Servers, workdir: Path, out: dict[
 async def _per_backend(
     settings: Settings, servers: Servers, workdir: Path, out: dict[str, Any], phase: str
 ) -> None:
-    for server in _OURS if phase == "growth" else ("postgres", "redis"):
+    for server in _OURS if phase in ("growth", "context") else ("postgres", "redis"):
         options = (
             {"max_size": settings.concurrency_tasks}
             if phase == "concurrency" and server == "postgres"
@@ -76,6 +77,8 @@ async def _per_backend(
             if phase == "growth":
                 out["growth"][server] = await measure_growth(subject, settings)
                 out["listing"][server] = await measure_listing(subject, settings)
+            elif phase == "context":
+                out["context"][server] = await measure_context(subject, settings)
             else:
                 out["concurrency"][server] = await measure_concurrency(subject, settings)
         finally:
@@ -107,12 +110,13 @@ async def run(settings: Settings, servers: Servers, phases: tuple[str, ...]) -> 
         "listing": {},
         "concurrency": {},
         "checkpoints": {},
+        "context": {},
     }
     workdir = Path(tempfile.mkdtemp(prefix="helixbench-"))
     try:
         if "turns" in phases:
             await _turns(settings, servers, workdir, out)
-        for phase in ("growth", "concurrency"):
+        for phase in ("growth", "concurrency", "context"):
             if phase in phases:
                 await _per_backend(settings, servers, workdir, out, phase)
         if "checkpoints" in phases:

@@ -117,6 +117,25 @@ def _concurrency_targets(results: dict[str, Any]) -> list[Target]:
     return [Target(text, r["median"], r["low"], r["high"], 2.0, True)]
 
 
+GREP_1MB_MS = 100.0
+"""A grep through a stored 1 MB output, p50, on every backend."""
+HISTORY_SEARCH_MS = 400.0
+"""A history search that reads all 100,000 rows of a session, p50, on every backend."""
+
+
+def _context_targets(results: dict[str, Any]) -> list[Target]:
+    out = []
+    for server, c in results.get("context", {}).items():
+        v = c["grep_1mb"]["p50_ms"]
+        out.append(
+            Target(f"helix {server} grep of a 1 MB output, p50 ms", v, v, v, GREP_1MB_MS, False)
+        )
+        v = c["history_search"]["p50_ms"]
+        text = f"helix {server} history search over {c['history_rows']:,} rows, p50 ms"
+        out.append(Target(text, v, v, v, HISTORY_SEARCH_MS, False))
+    return out
+
+
 def evaluate(results: dict[str, Any]) -> list[Target]:
     """Every target the run has the data for."""
     return [
@@ -125,4 +144,5 @@ def evaluate(results: dict[str, Any]) -> list[Target]:
         *_growth_targets(results),
         *_concurrency_targets(results),
         *_checkpoint_targets(results),
+        *_context_targets(results),
     ]

@@ -30,6 +30,10 @@ TABLES = {
     "__agents_approvals",
     "__agents_checkpoints",
     "__agents_commits",
+    "__agents_outputs",
+    "__agents_compactions",
+    "__agents_archive",
+    "__agents_preserved",
     "__agents_migrations",
 }
 

@@ -22,6 +22,7 @@ from helix_agents.core import (
     StartRun,
     StoredContextItem,
 )
+from helix_agents.core.context import Compaction
 from helix_agents.store_redis import RedisStateStore
 from helix_agents.store_redis._keys import SESSION_KEYS
 
@@ -64,6 +65,12 @@ async def fill_every_key(store: RedisStateStore, sid: str, user_id: str) -> None
         checkpoint_id="cp", run_id="r1", message_count=2, state={}, created_at=T0
     )
     await store.save_checkpoint(sid, checkpoint)
+    # The context store's keys: an output under a key, a compaction, and (the store
+    # keeps 4 rows) an archived row.
+    await store.store_output(sid, "output", key="k1")
+    await store.record_compaction(sid, Compaction(boundary=1, summary="s"))
+    more = tuple(ChatMessage(role="user", content=f"m{i}") for i in range(3))
+    await store.append_messages(sid, MessageCommit(messages=more, fence_run_id="r1"))
 
 
 async def key_ttls(store: RedisStateStore, sid: str) -> dict[str, int]:
@@ -79,7 +86,7 @@ async def test_idle_ttl_expires_the_whole_idle_session_and_nothing_else(
     where: str, request: pytest.FixtureRequest
 ) -> None:
     factory: Callable[..., RedisStateStore] = request.getfixturevalue(f"{where}_factory")
-    async with factory(idle_ttl=1.0) as store, factory() as forever:
+    async with factory(idle_ttl=1.0, max_messages=4) as store, factory() as forever:
         await fill_every_key(store, "idle", "u")
         await fill_every_key(store, "busy", "u")
         await forever.create_session("kept", user_id="u")
@@ -96,7 +103,7 @@ async def test_idle_ttl_expires_the_whole_idle_session_and_nothing_else(
         with pytest.raises(SessionNotFoundError):
             await store.get_messages("idle")
         assert all(ttl > 0 for ttl in (await key_ttls(store, "busy")).values())
-        assert await store.get_message_count("busy") == 2
+        assert await store.get_message_count("busy") == 5
         assert [i.key for i in await store.list_undelivered_context_items("busy")] == ["k2"]
         assert [a.approval_id for a in await store.list_pending_approvals("busy")] == ["a2"]
         assert await store.get_checkpoint("busy", "cp") is not None
@@ -116,7 +123,10 @@ async def test_idle_ttl_expires_the_whole_idle_session_and_nothing_else(
 async def test_a_write_without_idle_ttl_makes_the_whole_session_persistent(
     standalone_factory: Callable[..., RedisStateStore],
 ) -> None:
-    async with standalone_factory(idle_ttl=60) as expiring, standalone_factory() as keeping:
+    async with (
+        standalone_factory(idle_ttl=60, max_messages=4) as expiring,
+        standalone_factory() as keeping,
+    ):
         await fill_every_key(expiring, "s", "u")
         assert all(ttl > 0 for ttl in (await key_ttls(expiring, "s")).values())
         await keeping.append_messages("s", MessageCommit())

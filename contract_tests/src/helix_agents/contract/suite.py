@@ -14,6 +14,7 @@ from .machine import run_state_machine
 from .rules_arguments import ArgumentRules
 from .rules_checkpoints import CheckpointPageRules
 from .rules_commits import CommitRules
+from .rules_context import ContextRules
 from .rules_edits import EditRules
 from .rules_handles import HandleRules
 from .rules_inputs import InputRules
@@ -35,6 +36,7 @@ class SessionStoreContract(
     HandleRules,
     RunRules,
     RecordRules,
+    ContextRules,
     InputRules,
     ArgumentRules,
     CheckpointPageRules,

@@ -58,6 +58,8 @@ def cut_rows(session: SessionData, keep: int) -> None:
     session.commits = {
         cid: result for cid, result in session.commits.items() if commit_survives(result, keep)
     }
+    # CS-11: a compaction whose boundary is past the cut no longer describes the log.
+    session.context.compactions = [c for c in session.context.compactions if c[0] <= keep]
 
 
 def apply_plan(
@@ -85,6 +87,10 @@ def retain(session: SessionData, max_messages: int | None) -> None:
     if max_messages is None or len(session.rows) <= max_messages:
         return
     drop = len(session.rows) - max_messages
+    if session.context.preserved:
+        # CS-9: once history is preserved, retention archives rows instead of dropping them.
+        first = session.first_index
+        session.context.archive.extend((first + i, session.rows[i]) for i in range(drop))
     session.dropped_ui += sum(not flag for flag in session.context_flags[:drop])
     del session.rows[:drop]
     del session.context_flags[:drop]

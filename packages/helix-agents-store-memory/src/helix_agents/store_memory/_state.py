@@ -10,15 +10,28 @@ from typing import Any
 from helix_agents.core import (
     Checkpoint,
     CommitResult,
+    ContextMessage,
     LateAnswer,
     PendingApproval,
     RunInfo,
     StoredContextItem,
 )
+from helix_agents.core.context import OutputRef
 
 from ._listing import Listing
 
-__all__ = ["MemoryData", "SessionData"]
+__all__ = ["ContextData", "MemoryData", "SessionData"]
+
+
+@dataclass(slots=True, eq=False)
+class ContextData:
+    """A session's stored outputs, compactions and archived rows (docs/context-strategies.md)."""
+
+    outputs: dict[str, tuple[OutputRef, str]] = field(default_factory=dict)
+    keys: dict[str, str] = field(default_factory=dict)
+    compactions: list[tuple[int, ContextMessage]] = field(default_factory=list)
+    archive: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    preserved: bool = False
 
 
 @dataclass(slots=True, eq=False)
@@ -44,6 +57,7 @@ class SessionData:
     resolved: set[str] = field(default_factory=set)
     checkpoints: dict[str, Checkpoint] = field(default_factory=dict)
     commits: dict[str, CommitResult] = field(default_factory=dict)
+    context: ContextData = field(default_factory=ContextData)
 
     @property
     def message_count(self) -> int:

@@ -61,8 +61,9 @@ from helix_agents.core import (
 )
 
 from . import _checkpoint_pages
+from ._context import ContextMethods
 from ._ops import apply_plan, commit_state, cut_rows, retain
-from ._state import MemoryData, SessionData
+from ._state import ContextData, MemoryData, SessionData
 
 __all__ = ["MemoryStateStore"]
 
@@ -74,7 +75,7 @@ def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-class MemoryStateStore(SessionHandles):
+class MemoryStateStore(ContextMethods, SessionHandles):
     """Session state in this process; lost when it exits.
 
     Stores built on one :class:`MemoryData` share their sessions, like two
@@ -185,6 +186,7 @@ class MemoryStateStore(SessionHandles):
             s.first_index = s.dropped_ui = 0
             for table in (s.items, s.late, s.approvals, s.checkpoints, s.commits):
                 table.clear()
+            s.context = ContextData()
             s.resolved.clear()
             if s.current_run is not None and s.current_run.status == "live":
                 s.current_run = s.current_run.model_copy(

@@ -48,7 +48,7 @@ class Statements:
         b"SELECT {s}.__agents_save_checkpoint(%s::text, %s::text, %s::bigint,"
         b" %s::timestamptz, %s::jsonb, %s::text, %s)::text"
     )
-    clear: bytes = b"SELECT {s}.__agents_clear(%s::text, %s)::text"
+    clear: bytes = b"SELECT {s}.__agents_clear_all(%s::text, %s)::text"
     clone: bytes = b"SELECT {s}.__agents_clone(%s::text, %s::text, %s::bigint, %s)::text"
     create: bytes = (
         b"INSERT INTO {s}.__agents_sessions"

@@ -31,6 +31,7 @@ from . import _json
 from ._base import big
 from ._checkpoint_pages import CheckpointPagesMixin
 from ._config import POOL_OPTIONS, STORE_OPTIONS, PoolSettings, split_url
+from ._context import ContextMixin
 from ._edits import EditsMixin
 from ._queues import QueuesMixin
 from ._refusals import Snapshot, assert_retained, refuse
@@ -40,7 +41,7 @@ __all__ = ["PostgresStateStore", "open_url"]
 
 
 class PostgresStateStore(
-    SessionsMixin, QueuesMixin, EditsMixin, CheckpointPagesMixin, SessionHandles
+    SessionsMixin, QueuesMixin, EditsMixin, CheckpointPagesMixin, ContextMixin, SessionHandles
 ):
     """Session state in PostgreSQL (psycopg 3 async, psycopg_pool).
 

@@ -24,6 +24,12 @@ SESSION_KEYS = (
     "cmt",  # hash: commit id -> "first_index:message_count"
     "cmtn",  # zset: commit id -> message_count
     "ckptl",  # zset: checkpoint ids, all at score 0, for pages by id (lua/ckpt_page.lua)
+    # The context store (docs/context-strategies.md):
+    "out",  # hash: output id -> content
+    "outr",  # hash: output id -> OutputRef JSON
+    "outk",  # hash: caller key -> output id
+    "cmp",  # list: compactions, oldest first, JSON {"b": boundary, "s": summary row}
+    "arch",  # list: rows retention archived ('c'/'m' + JSON); meta 'arch0' is the first index
 )
 
 

@@ -23,6 +23,8 @@ WRITES = (
     "clear",
     "commit",
     "create",
+    "ctx_compact",
+    "ctx_store",
     "delete",
     "finish",
     "pop",
@@ -32,7 +34,7 @@ WRITES = (
     "truncate",
 )
 # Read scripts declare only the keys they read (see each script's first lines).
-READS = ("r_clone", "r_hash", "r_page", "r_queue", "r_tail")
+READS = ("r_clone", "r_hash", "r_output", "r_page", "r_queue", "r_search", "r_tail", "r_window")
 INDEX = ("index_drop", "index_set")
 
 

@@ -24,6 +24,7 @@ from helix_agents.core import (
 
 from ._checkpoint_pages import CheckpointPagesMixin
 from ._codec import pack_row, text, unpack_rows
+from ._context import ContextMixin
 from ._edits import EditsMixin
 from ._errors import DRIVER_ERRORS, Refusal, driver_error, not_found, raise_commit_refusal
 from ._listing import ListingMixin
@@ -37,7 +38,13 @@ _ROWS = ("meta", "rows")
 
 
 class RedisStateStore(
-    SessionsMixin, RecordsMixin, ListingMixin, EditsMixin, CheckpointPagesMixin, SessionHandles
+    SessionsMixin,
+    RecordsMixin,
+    ListingMixin,
+    EditsMixin,
+    CheckpointPagesMixin,
+    ContextMixin,
+    SessionHandles,
 ):
     """Session state in Redis (standalone, or a Redis Cluster), through ``redis.asyncio``.
 

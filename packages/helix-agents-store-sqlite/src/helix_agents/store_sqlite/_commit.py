@@ -26,6 +26,7 @@ from helix_agents.core import (
     reopen_on_truncate,
 )
 
+from ._context import archive_before, forget_compactions
 from ._rows import Clock, SessionRow, from_us, load_session, to_us
 
 __all__ = ["apply_plan", "commit", "cut_rows", "retain", "save_row"]
@@ -187,6 +188,7 @@ def cut_rows(db: sqlite3.Connection, row: SessionRow, keep: int) -> None:
             f"UPDATE {table} SET delivered_index = NULL WHERE session_id = ? AND {column} = ?",
             [(sid, key) for key in reopen_on_truncate(delivered, keep)],
         )
+    forget_compactions(db, row, keep)
     db.execute(
         "DELETE FROM __agents_checkpoints WHERE session_id = ? AND message_count > ?", (sid, keep)
     )
@@ -212,5 +214,6 @@ def retain(db: sqlite3.Connection, row: SessionRow, max_messages: int | None) ->
     if max_messages is None or row.message_count - row.first_index <= max_messages:
         return
     first = row.message_count - max_messages
+    archive_before(db, row.id, first)
     db.execute("DELETE FROM __agents_messages WHERE session_id = ? AND idx < ?", (row.id, first))
     row.first_index = first

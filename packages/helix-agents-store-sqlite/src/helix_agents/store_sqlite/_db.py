@@ -20,6 +20,7 @@ import aiosqlite
 from helix_agents.core import StoreUnavailableError, ValidationError
 
 from ._config import SQLiteConfig
+from ._context import register_functions
 from ._migrations import apply_migrations, shipped_migrations
 
 __all__ = ["Database", "unavailable", "unstorable"]
@@ -171,6 +172,7 @@ class Database:
 def _setup(db: sqlite3.Connection, config: SQLiteConfig, writer: bool) -> None:
     try:
         db.execute(f"PRAGMA busy_timeout = {int(config.busy_timeout * 1000)}")
+        register_functions(db)
         if writer:
             mode = db.execute("PRAGMA journal_mode").fetchone()[0]
             if str(mode).lower() != "wal":

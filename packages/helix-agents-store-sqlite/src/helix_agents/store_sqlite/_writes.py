@@ -19,6 +19,7 @@ from helix_agents.core import (
 )
 
 from ._commit import cut_rows
+from ._context import CONTEXT_TABLES
 from ._rows import Clock, SessionRow, find_session, load_session, to_us, touch
 
 __all__ = ["clear", "clone", "create", "delete", "finish_run", "truncate"]
@@ -30,6 +31,7 @@ _TABLES = (
     "__agents_approvals",
     "__agents_checkpoints",
     "__agents_commits",
+    *CONTEXT_TABLES,
 )
 
 

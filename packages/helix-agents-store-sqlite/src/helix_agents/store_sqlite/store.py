@@ -40,6 +40,7 @@ from helix_agents.core import (
 
 from . import _checkpoint_pages, _commit, _edits, _reads, _records, _writes
 from ._config import SQLiteConfig, Synchronous, check_max_messages
+from ._context_store import ContextMethods
 from ._db import Database
 
 __all__ = ["SQLiteStateStore"]
@@ -51,7 +52,7 @@ def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-class SQLiteStateStore(SessionHandles):
+class SQLiteStateStore(ContextMethods, SessionHandles):
     """Session state in one SQLite file, shared by every store and process that opens it.
 
     ``async with SQLiteStateStore("agent.db") as store`` opens two connections:

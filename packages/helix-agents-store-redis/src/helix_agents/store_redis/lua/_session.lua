@@ -80,6 +80,14 @@ local function cut(keep, first, count)
       redis.call('LTRIM', ROWS, 0, keep - first - 1)
     end
   end
+  -- CS-11: compactions past the cut no longer describe the log (boundaries only grow).
+  while true do
+    local last = redis.call('LINDEX', CMP, -1)
+    if not last or cjson.decode(last).b <= keep then
+      break
+    end
+    redis.call('RPOP', CMP)
+  end
   redis.call('ZREMRANGEBYSCORE', CTXD, keep, '+inf')
   redis.call('ZREMRANGEBYSCORE', LATED, keep, '+inf')
   for _, pair in ipairs({{CKPT, CKPTN}, {CMT, CMTN}}) do
@@ -92,6 +100,23 @@ local function cut(keep, first, count)
     redis.call('ZREMRANGEBYSCORE', pair[2], '(' .. keep, '+inf')
   end
   return removed_ui
+end
+
+-- CS-9: in a preserved session, the `n` oldest rows (from index `first`) go to the
+-- archive before retention trims them.
+local function archive(n, first)
+  if redis.call('HGET', META, 'pres') ~= '1' then
+    return
+  end
+  if redis.call('LLEN', ARCH) == 0 then
+    redis.call('HSET', META, 'arch0', first)
+  end
+  local i = 0
+  while i < n do
+    local last = math.min(i + 499, n - 1)
+    redis.call('RPUSH', ARCH, unpack(redis.call('LRANGE', ROWS, i, last)))
+    i = last + 1
+  end
 end
 
 local function push_rows(from, n)

@@ -4,6 +4,8 @@ if redis.call('EXISTS', META) == 0 then
   return {'nf'}
 end
 redis.call('DEL', ROWS, CTX, CTXD, LATE, LATED, APPR, DONE, CKPT, CKPTN, CKPTL, CMT, CMTN)
+redis.call('DEL', OUT, OUTR, OUTK, CMP, ARCH)
+redis.call('HDEL', META, 'pres', 'arch0')
 redis.call('HSET', META, 'first', 0, 'count', 0, 'ui', 0)
 if redis.call('HGET', META, 'run_status') == 'live' then
   redis.call('HSET', META, 'run_status', 'cancelled', 'run_ended', int(NOW))

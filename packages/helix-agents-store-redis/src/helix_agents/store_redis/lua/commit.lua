@@ -137,6 +137,7 @@ end
 if max_messages > 0 then
   local len = count - first
   if len > max_messages then
+    archive(len - max_messages, first)
     redis.call('LTRIM', ROWS, len - max_messages, -1)
     first = count - max_messages
   end

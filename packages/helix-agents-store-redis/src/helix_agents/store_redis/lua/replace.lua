@@ -27,6 +27,7 @@ push_rows(7, n)
 count = keep + n
 -- Retention keeps the newest max_messages rows; indexes stay absolute.
 if max_messages > 0 and count - first > max_messages then
+  archive(count - first - max_messages, first)
   redis.call('LTRIM', ROWS, count - first - max_messages, -1)
   first = count - max_messages
 end

@@ -1,0 +1,247 @@
+"""The context store on Redis: outputs, compactions and history search in Lua scripts.
+
+Every key is under the session's hash tag, so outputs and the archive go with
+the session on delete, clear and idle expiry. History search runs
+``r_search`` in bounded steps (at most ``SEARCH_STEP`` rows each, so no step
+holds the server long): the script keeps rows containing the pattern's
+required literal and the tool name, and RE2 in the client decides.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from helix_agents.core import (
+    ContextMessage,
+    ValidationError,
+    check_id,
+    coerce,
+    dump_message_json,
+    parse_message_json,
+)
+from helix_agents.core.context import (
+    DEFAULT_MAX_CHARS,
+    Compaction,
+    CompactionResult,
+    ContextWindow,
+    HistoryHit,
+    HistoryQuery,
+    HistorySearch,
+    OutputNotFoundError,
+    OutputRef,
+    OutputSlice,
+    check_compaction,
+    check_output_args,
+    check_read_args,
+    describe_output,
+    features,
+    grep_lines,
+    new_output_id,
+    read_lines,
+    required_literal,
+    safe_literal,
+    search_result,
+    summary_row,
+)
+
+from ._base import StoreBase
+
+__all__ = ["SEARCH_STEP", "ContextMixin"]
+
+_T = TypeVar("_T")
+
+SEARCH_STEP = 5_000
+"""The most rows one search script looks at before handing back to the client."""
+_OUTPUT = ("meta", "outr", "out")
+_WINDOW = ("meta", "rows", "cmp")
+_SEARCH = ("meta", "rows", "arch")
+
+
+class ContextMixin(StoreBase):
+    """:class:`~helix_agents.core.context.ContextStore` for the Redis store."""
+
+    async def _checked(self, session_id: str, check: Callable[[], _T]) -> _T:
+        """``check()``; if it refuses the input, a missing session is reported first.
+
+        A closed store, then a malformed session id, are refused before anything else.
+        """
+        self._live()
+        check_id(session_id, "session_id")
+        try:
+            return check()
+        except ValidationError:
+            await self._require(session_id)
+            raise
+
+    async def store_output(
+        self,
+        session_id: str,
+        content: str,
+        *,
+        tool_name: str | None = None,
+        key: str | None = None,
+    ) -> OutputRef:
+        """Store ``content``; a repeat under the same ``key`` returns the first reference."""
+        content, tool_name, key = await self._checked(
+            session_id, lambda: check_output_args(session_id, content, tool_name, key)
+        )
+        ref = describe_output(
+            content,
+            output_id=new_output_id(),
+            created_at=self._clock(),
+            tool_name=tool_name,
+            key=key,
+        )
+        args = [ref.output_id, int(key is not None), key or "", ref.model_dump_json(), content]
+        reply = await self._run(
+            "ctx_store", session_id, [*self._common(session_id), *args], write=True
+        )
+        if reply[0] == "replayed":
+            return OutputRef.model_validate_json(reply[1]).model_copy(update={"replayed": True})
+        await self._after(session_id, reply)
+        return ref
+
+    async def _output(
+        self, session_id: str, output_id: str, content: bool
+    ) -> tuple[OutputRef, str]:
+        reply = await self._run(
+            "r_output", session_id, [output_id, int(content)], write=False, keys=_OUTPUT
+        )
+        if reply[0] == "none":
+            raise OutputNotFoundError(
+                f"session {session_id!r} has no stored output {output_id!r}",
+                session_id=session_id,
+            )
+        return OutputRef.model_validate_json(reply[1]), reply[2] if content else ""
+
+    async def get_output(self, session_id: str, output_id: str) -> OutputRef:
+        """The reference of a stored output."""
+        oid = await self._checked(
+            session_id, lambda: check_read_args(session_id, output_id, DEFAULT_MAX_CHARS)
+        )
+        return (await self._output(session_id, oid, False))[0]
+
+    async def read_output(
+        self,
+        session_id: str,
+        output_id: str,
+        *,
+        start_line: int = 1,
+        end_line: int | None = None,
+        max_chars: int = DEFAULT_MAX_CHARS,
+    ) -> OutputSlice:
+        """Lines ``start_line..end_line`` of a stored output, cut to ``max_chars``."""
+        oid = await self._checked(
+            session_id, lambda: check_read_args(session_id, output_id, max_chars)
+        )
+        _, content = await self._output(session_id, oid, True)
+        return read_lines(
+            oid,
+            content,
+            session_id=session_id,
+            start_line=start_line,
+            end_line=end_line,
+            max_chars=max_chars,
+        )
+
+    async def grep_output(
+        self,
+        session_id: str,
+        output_id: str,
+        pattern: str,
+        *,
+        context_lines: int = 2,
+        max_chars: int = DEFAULT_MAX_CHARS,
+    ) -> OutputSlice:
+        """Lines of a stored output matching ``pattern``, with context, cut to ``max_chars``."""
+        oid = await self._checked(
+            session_id, lambda: check_read_args(session_id, output_id, max_chars, context_lines)
+        )
+        _, content = await self._output(session_id, oid, True)
+        return grep_lines(
+            oid,
+            content,
+            pattern,
+            session_id=session_id,
+            context_lines=context_lines,
+            max_chars=max_chars,
+        )
+
+    async def record_compaction(self, session_id: str, compaction: Compaction) -> CompactionResult:
+        """Record the summary, the new window start and preservation in one script."""
+        compaction = await self._checked(
+            session_id, lambda: coerce(Compaction, compaction, session_id)
+        )
+        args = [
+            compaction.boundary,
+            -1 if compaction.expect_window_start is None else compaction.expect_window_start,
+            int(features(compaction.strategy).preserve_history),
+            dump_message_json(summary_row(compaction), session_id),
+        ]
+        reply = await self._run(
+            "ctx_compact", session_id, [*self._common(session_id), *args], write=True
+        )
+        if reply[0] == "refused":
+            check_compaction(session_id, compaction, int(reply[1]), int(reply[2]))
+            raise AssertionError(f"the server refused a compaction core accepts: {reply}")
+        await self._after(session_id, reply)
+        return CompactionResult(
+            window_start=compaction.boundary,
+            compactions=int(reply[3]),
+            preserved=reply[4] == "1",
+        )
+
+    async def get_window(self, session_id: str) -> ContextWindow:
+        """The latest summary row and the rows from the window start on (one script)."""
+        await self._checked(session_id, lambda: None)
+        reply = await self._run("r_window", session_id, [], write=False, keys=_WINDOW)
+        _, number, last, preserved, *rows = reply
+        start, summary = 0, None
+        if last:
+            latest: dict[str, Any] = json.loads(last)
+            start, summary = latest["b"], ContextMessage.model_validate_json(latest["s"])
+        return ContextWindow(
+            start=start,
+            summary=summary,
+            messages=tuple(parse_message_json(row[1:]) for row in rows),
+            compactions=int(number),
+            preserved=preserved == "1",
+        )
+
+    async def search_history(
+        self,
+        session_id: str,
+        *,
+        grep: str | None = None,
+        tool_name: str | None = None,
+        limit: int = 20,
+    ) -> HistorySearch:
+        """Rows of the archive and the live log that match, newest first."""
+        query = await self._checked(
+            session_id, lambda: HistoryQuery.build(session_id, grep, tool_name, limit)
+        )
+        literals = []
+        if grep is not None and (found := required_literal(grep)) is not None:
+            literals.append(found)
+        if tool_name is not None and safe_literal(tool_name):
+            literals.append(tool_name)
+        hits: list[HistoryHit] = []
+        before = 2**62
+        while len(hits) <= query.limit and before >= 0:
+            reply = await self._run(
+                "r_search",
+                session_id,
+                [before, SEARCH_STEP, *literals],
+                write=False,
+                keys=_SEARCH,
+            )
+            before = int(reply[1])
+            found_rows = reply[2:]
+            for i in range(0, len(found_rows), 3):
+                index, archived, body = found_rows[i : i + 3]
+                hit = query.hit(int(index), body, archived=archived == 1)
+                if hit is not None:
+                    hits.append(hit)
+        return search_result(query, hits)
