@@ -21,9 +21,17 @@ class Backend(Protocol):
     open: Callable[[], AbstractAsyncContextManager[SessionStateStore]]
 
 
-# Every base capability, and the optional ones the saver claims (it overrides their methods).
-# delete_for_runs is not claimed: it spans every thread, and a store cannot list threads.
-CLAIMED = {"put", "put_writes", "get_tuple", "list", "delete_thread", "copy_thread", "prune"}
+# Every base capability, and every optional one: the saver overrides all their methods.
+CLAIMED = {
+    "put",
+    "put_writes",
+    "get_tuple",
+    "list",
+    "delete_thread",
+    "copy_thread",
+    "prune",
+    "delete_for_runs",
+}
 
 pytestmark = pytest.mark.anyio
 

@@ -20,6 +20,7 @@ __all__ = [
     "ALL_CHECKPOINTS",
     "ALL_CLAIMS",
     "ALL_WRITES",
+    "SEP",
     "claim_key",
     "checkpoint_key",
     "namespace_prefix",

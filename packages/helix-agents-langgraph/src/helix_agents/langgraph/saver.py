@@ -37,6 +37,7 @@ from ._layout import (
     write_key,
     writes_prefix,
 )
+from ._runs import RunIndex, check_thread
 from ._threads import Threads
 from ._values import JsonValues, strict_serializer
 
@@ -70,6 +71,7 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
         self.store = store
         self._values = JsonValues(serde)
         self._threads = Threads(store)
+        self._runs = RunIndex(self._threads)
         try:
             self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
@@ -200,18 +202,24 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
         checkpoint_id = checkpoint["id"]
         parent = config["configurable"].get("checkpoint_id")
         rest = {k: v for k, v in checkpoint.items() if k != "channel_values"}
+        metadata = get_serializable_checkpoint_metadata(config, metadata)
         state: JsonValue = {
             "ns": ns,
             "id": checkpoint_id,
             "parent": parent,
             "checkpoint": self._values.dump(rest),
             "values": {k: self._values.dump(v) for k, v in checkpoint["channel_values"].items()},
-            "metadata": self._values.dump(get_serializable_checkpoint_metadata(config, metadata)),
+            "metadata": self._values.dump(metadata),
         }
-        key = checkpoint_key(ns, checkpoint_id)
+        run = metadata.get("run_id")
+        if run is not None:  # indexed first: a put that dies after it leaves an extra entry
+            await self._runs.add(str(run), thread, ns, checkpoint_id, parent)
         if parent and not config["configurable"].get(FORK):
             await self._claim(thread, ns, parent, checkpoint_id, state)
-        await self._threads.save(thread, key, state)
+        await self._threads.save(thread, checkpoint_key(ns, checkpoint_id), state)
+        if run is not None and await self._runs.deleted(str(run)):
+            # delete_for_runs of this run ran beside this put and may have missed it.
+            await self._runs.remove(thread, ns, checkpoint_id, parent)
         return _config(thread, ns, checkpoint_id)
 
     async def _claim(
@@ -233,6 +241,9 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
             return  # this same put, retried
         # The winner's claim carries its whole record: finish its put if it stopped halfway.
         await self._threads.save(thread, checkpoint_key(ns, winner), held)
+        run = _run_of(self._values.load(_field(held, "metadata")))
+        if run is not None and await self._runs.deleted(run):
+            await self._runs.remove(thread, ns, winner, parent)
         raise StaleCheckpointError(
             f"thread {thread!r}: checkpoint {parent!r} (namespace {ns!r}) was already "
             f"extended by {winner!r}; reload the thread and retry",
@@ -273,7 +284,17 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete the thread: its session and everything in it."""
         self._bind()
-        await self.store.delete_session(thread_id)
+        await self.store.delete_session(check_thread(thread_id))
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete every checkpoint whose metadata ``run_id`` is one of ``run_ids``, in
+        every thread and namespace, with its pending writes.
+
+        A run's checkpoints are found through the run index (one page per
+        ``MAX_CHECKPOINT_PAGE`` of them), never by scanning threads.
+        """
+        self._bind()
+        await self._runs.delete([str(run) for run in run_ids])
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy every checkpoint and write of a thread into a new thread.
@@ -282,11 +303,29 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
         a missing source copies nothing.
         """
         self._bind()
+        source, target = check_thread(source_thread_id), check_thread(target_thread_id)
+        runs: set[str] = set()
+        # The copies carry their runs' ids: index them before they exist.
+        async for record in self._threads.walk(source, ALL_CHECKPOINTS):
+            run = _run_of(self._values.load(_field(record.state, "metadata")))
+            if run is not None:
+                runs.add(run)
+                parent = _field(record.state, "parent")
+                await self._runs.add(
+                    run,
+                    target,
+                    str(_field(record.state, "ns")),
+                    str(_field(record.state, "id")),
+                    None if parent is None else str(parent),
+                )
         try:
-            await self.store.clone_session(source_thread_id, target_thread_id)
+            await self.store.clone_session(source, target)
         except SessionNotFoundError as exc:
-            if exc.session_id != source_thread_id:
+            if exc.session_id != source:
                 raise
+        dead = [run for run in sorted(runs) if await self._runs.deleted(run)]
+        if dead:  # deleted while being copied: the copy may hold what the delete missed
+            await self._runs.delete(dead)
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """``"keep_latest"``: keep each namespace's newest checkpoint and its writes;
@@ -294,7 +333,7 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
         self._bind()
         if strategy not in ("keep_latest", "delete"):
             raise ValidationError(f"unknown prune strategy {strategy!r}: keep_latest or delete")
-        for thread in thread_ids:
+        for thread in map(check_thread, thread_ids):
             if strategy == "delete":
                 await self.store.delete_session(thread)
             else:
@@ -360,6 +399,10 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
         """Sync :meth:`adelete_thread`."""
         self._sync(self.adelete_thread(thread_id))
 
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Sync :meth:`adelete_for_runs`."""
+        self._sync(self.adelete_for_runs(run_ids))
+
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Sync :meth:`acopy_thread`."""
         self._sync(self.acopy_thread(source_thread_id, target_thread_id))
@@ -392,9 +435,14 @@ async def _collect(found: AsyncIterator[CheckpointTuple]) -> list[CheckpointTupl
 
 def _thread(config: RunnableConfig) -> str:
     try:
-        return str(config["configurable"]["thread_id"])
+        return check_thread(str(config["configurable"]["thread_id"]))
     except KeyError:
         raise ValidationError("the config names no configurable thread_id") from None
+
+
+def _run_of(metadata: Any) -> str | None:
+    run = metadata.get("run_id") if isinstance(metadata, dict) else None
+    return None if run is None else str(run)
 
 
 def _namespace(config: RunnableConfig) -> str:
