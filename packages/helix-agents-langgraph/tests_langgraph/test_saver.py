@@ -23,6 +23,7 @@ from helix_agents.core import Checkpoint as Record
 from helix_agents.core import SessionStateStore, StaleCheckpointError, ValidationError
 from helix_agents.langgraph import FORK, HelixCheckpointSaver
 from helix_agents.langgraph._layout import checkpoint_key, claim_key
+from helix_agents.langgraph._runs import RUN_INDEX
 
 pytestmark = pytest.mark.anyio
 EXECUTED: list[str] = []
@@ -238,3 +239,105 @@ async def test_sync_api_from_another_thread(backend: Backend) -> None:
         assert await asyncio.to_thread(work) == [checkpoint["id"]]
         with pytest.raises(asyncio.InvalidStateError):
             saver.get_tuple(_config(thread))
+
+
+def _run(run_id: str) -> CheckpointMetadata:
+    return {"source": "loop", "step": 0, "run_id": run_id}
+
+
+async def _runs_of(saver: HelixCheckpointSaver, thread: str) -> list[str]:
+    everything: RunnableConfig = {"configurable": {"thread_id": thread}}
+    return sorted([str(t.metadata.get("run_id")) async for t in saver.alist(everything)])
+
+
+async def test_delete_for_runs_deletes_one_run_on_every_thread(backend: Backend) -> None:
+    async with backend.open() as store:
+        saver = HelixCheckpointSaver(store)
+        keep, drop = str(uuid.uuid4()), str(uuid.uuid4())
+        threads = [str(uuid.uuid4()), str(uuid.uuid4())]
+        firsts: dict[str, RunnableConfig] = {}
+        seconds: dict[str, RunnableConfig] = {}
+        for thread in threads:
+            first = await saver.aput(_config(thread), _checkpoint(), _run(keep), {})
+            sub = _config(thread, checkpoint_ns="child:1")
+            await saver.aput(sub, _checkpoint(), _run(drop), {})
+            parent = first["configurable"]["checkpoint_id"]
+            second = await saver.aput(_config(thread, parent), _checkpoint(), _run(drop), {})
+            await saver.aput_writes(second, [("ch", "dropped")], "task-d")
+            await saver.aput_writes(first, [("ch", "kept")], "task-k")
+            firsts[thread], seconds[thread] = first, second
+        copy = f"copy-{threads[0]}"
+        await saver.acopy_thread(threads[0], copy)
+        assert await _runs_of(saver, copy) == sorted([drop, drop, keep])
+
+        await saver.adelete_for_runs([drop, str(uuid.uuid4())])
+
+        for thread in [*threads, copy]:
+            assert await _runs_of(saver, thread) == [keep]
+            [kept] = [t async for t in saver.alist(_config(thread))]
+            assert kept.pending_writes == [("task-k", "ch", "kept")]
+            writes = await store.page_checkpoints(thread, prefix="w\x1f")
+            assert [w.state["task"] for w in writes if isinstance(w.state, dict)] == ["task-k"]
+        for thread in threads:
+            assert await saver.aget_tuple(seconds[thread]) is None
+            # The deleted child's claim went with it: its parent can be extended again,
+            # and nothing brings the deleted child back.
+            parent = firsts[thread]["configurable"]["checkpoint_id"]
+            await saver.aput(_config(thread, parent), _checkpoint(), _run(keep), {})
+            assert await saver.aget_tuple(seconds[thread]) is None
+        entries = await store.page_checkpoints(RUN_INDEX, prefix="r\x1f")
+        assert len(entries) == 5  # two threads, the copy, two new children
+        assert all(isinstance(e.state, dict) and e.state["run"] == keep for e in entries)
+        with pytest.raises(ValidationError):
+            await saver.aput(_config(RUN_INDEX), _checkpoint(), META, {})
+
+
+async def test_delete_for_runs_leaves_the_claim_of_the_run_that_won(backend: Backend) -> None:
+    async with backend.open() as store:
+        saver = HelixCheckpointSaver(store)
+        thread, winner, loser = str(uuid.uuid4()), str(uuid.uuid4()), str(uuid.uuid4())
+        root = (await saver.aput(_config(thread), _checkpoint(), META, {}))["configurable"]
+        await saver.aput(_config(thread, root["checkpoint_id"]), _checkpoint(), _run(winner), {})
+        with pytest.raises(StaleCheckpointError):  # indexed, then refused
+            await saver.aput(_config(thread, root["checkpoint_id"]), _checkpoint(), _run(loser), {})
+        await saver.adelete_for_runs([loser])
+        assert await _runs_of(saver, thread) == sorted(["None", winner])
+        with pytest.raises(StaleCheckpointError):
+            await saver.aput(_config(thread, root["checkpoint_id"]), _checkpoint(), _run(loser), {})
+
+
+async def test_puts_racing_delete_for_runs_leave_nothing_of_the_run(backend: Backend) -> None:
+    async with backend.open() as a, backend.open() as b:
+        writer, deleter = HelixCheckpointSaver(a), HelixCheckpointSaver(b)
+        threads = [str(uuid.uuid4()) for _ in range(3)]
+        keep = str(uuid.uuid4())
+        for thread in threads:
+            await writer.aput(_config(thread), _checkpoint(), _run(keep), {})
+        overlapped = 0
+        for round_ in range(6):
+            run = str(uuid.uuid4())
+            done: list[str] = []
+
+            async def chain(thread: str, run: str = run, done: list[str] = done) -> None:
+                parent: str | None = None
+                for _ in range(4):
+                    stored = await writer.aput(
+                        _config(thread, parent), _checkpoint(), _run(run), {}
+                    )
+                    parent = stored["configurable"]["checkpoint_id"]
+                    await asyncio.sleep(0)
+                done.append(thread)
+
+            async def delete(run: str = run, delay: int = round_, done: list[str] = done) -> bool:
+                for _ in range(delay * 3):
+                    await asyncio.sleep(0)
+                during = len(done) < len(threads)
+                await deleter.adelete_for_runs([run])
+                return during and len(done) < len(threads)
+
+            outcomes = await asyncio.gather(*(chain(t) for t in threads), delete())
+            overlapped += outcomes[-1] is True
+            for thread in threads:
+                assert await _runs_of(writer, thread) == [keep]
+            assert await a.page_checkpoints(RUN_INDEX, prefix="r\x1f") != []
+        assert overlapped > 0  # some deletes ran while the run was still writing

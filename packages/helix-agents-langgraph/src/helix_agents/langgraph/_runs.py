@@ -99,15 +99,19 @@ class RunIndex:
             await self._threads.delete(RUN_INDEX, done)
 
     async def remove(self, thread: str, ns: str, checkpoint_id: str, parent: str | None) -> None:
-        """Delete one checkpoint: its writes, its claim, then itself."""
-        writes = writes_prefix(ns, checkpoint_id)
-        await self._threads.delete(
-            thread, [r.checkpoint_id async for r in self._threads.walk(thread, writes)]
-        )
+        """Delete one checkpoint, then its claim and its writes.
+
+        The checkpoint goes first, so that a call stopped halfway leaves nothing
+        readable behind (the index entry stays, and the next call finishes).
+        """
+        await self._threads.delete(thread, [checkpoint_key(ns, checkpoint_id)])
         if parent is not None:
             # The claim belongs to the child it names; a refused or forked put names another.
             key = claim_key(ns, parent)
             held = await self._threads.get(thread, key)
             if isinstance(held, dict) and held.get("id") == checkpoint_id:
                 await self._threads.delete(thread, [key])
-        await self._threads.delete(thread, [checkpoint_key(ns, checkpoint_id)])
+        writes = writes_prefix(ns, checkpoint_id)
+        await self._threads.delete(
+            thread, [r.checkpoint_id async for r in self._threads.walk(thread, writes)]
+        )
