@@ -1,0 +1,99 @@
+"""The ``helix-store`` commands: thin typer wrappers around the modules that do the work."""
+
+from __future__ import annotations
+
+import enum
+import logging
+import sys
+from typing import Annotated
+
+import typer
+
+from ._errors import run
+from ._listing import list_sessions, show_session
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="helix-store",
+    help="Inspect, move and check helix-agents session stores. See docs/cli.md.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+Url = Annotated[
+    str, typer.Argument(help="Store URL: sqlite:///x.db, postgresql://…, redis://…, memory://")
+]
+Json = Annotated[bool, typer.Option("--json", help="Print JSON for scripts instead of a table.")]
+First = Annotated[int, typer.Option("--first", min=1, max=500, help="Page size.")]
+Cursor = Annotated[str | None, typer.Option("--cursor", help="The cursor a previous page printed.")]
+
+
+class Order(enum.StrEnum):
+    """Row order of ``show``."""
+
+    asc = "asc"
+    desc = "desc"
+
+
+class _Settings:
+    debug = False
+
+
+@app.callback()
+def _main(
+    debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an error.")] = False,
+) -> None:
+    _Settings.debug = debug
+    if debug:
+        logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+    else:
+        # Without a handler, Python prints library warnings (a pool's retries) on stderr.
+        logging.getLogger().addHandler(logging.NullHandler())
+
+
+@app.command()
+def sessions(
+    url: Url,
+    user: Annotated[str, typer.Option("--user", help="Whose sessions to list.")],
+    first: First = 20,
+    cursor: Cursor = None,
+    as_json: Json = False,
+) -> None:
+    """List a user's sessions, most recent activity first, a page at a time."""
+    run(
+        list_sessions(url, user, first=first, cursor=cursor, as_json=as_json), debug=_Settings.debug
+    )
+
+
+@app.command()
+def show(
+    url: Url,
+    session: Annotated[str, typer.Argument(help="The session's id.")],
+    first: First = 50,
+    cursor: Cursor = None,
+    order: Annotated[Order, typer.Option(help="Oldest (asc) or newest (desc) first.")] = Order.asc,
+    width: Annotated[
+        int, typer.Option(min=10, help="Characters of each row's content shown.")
+    ] = 60,
+    as_json: Json = False,
+) -> None:
+    """Show a session and a page of its log; context rows are marked."""
+    run(
+        show_session(
+            url,
+            session,
+            first=first,
+            cursor=cursor,
+            order=order.value,
+            as_json=as_json,
+            width=width,
+        ),
+        debug=_Settings.debug,
+    )
+
+
+def main() -> None:
+    """The ``helix-store`` console script."""
+    app()
