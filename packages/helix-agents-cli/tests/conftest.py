@@ -22,6 +22,8 @@ from psycopg import sql
 
 from helix_agents.contract import backend_unavailable
 
+from .seed import seed
+
 HELIX_STORE = Path(sys.executable).with_name("helix-store")
 PG_URLS = ("postgresql://127.0.0.1:5432/postgres", "postgresql://postgres@127.0.0.1:5432/postgres")
 
@@ -122,3 +124,11 @@ def redis_url(redis_server: str) -> Iterator[str]:
     with redis.Redis.from_url(redis_server) as client:
         for key in client.scan_iter(match=f"{prefix}*"):
             client.delete(key)
+
+
+@pytest.fixture(params=["sqlite_url", "pg_url", "redis_url"])
+async def seeded(request: pytest.FixtureRequest) -> str:
+    """A store seeded by :func:`seed`, on each backend whose data outlives a process."""
+    url: str = request.getfixturevalue(request.param)
+    await seed(url)
+    return url

@@ -7,28 +7,18 @@ import json
 import pytest
 
 from .conftest import Helix
-from .seed import seed
 
 pytestmark = pytest.mark.anyio
-BACKENDS = ["sqlite_url", "pg_url", "redis_url"]
 
 
-@pytest.fixture(params=BACKENDS)
-async def url(request: pytest.FixtureRequest) -> str:
-    """A seeded store on each backend that outlives a process."""
-    value: str = request.getfixturevalue(request.param)
-    await seed(value)
-    return value
-
-
-async def test_sessions_lists_a_users_sessions_in_pages(helix: Helix, url: str) -> None:
-    first = helix("sessions", url, "--user", "alice", "--first", "1", "--json")
+async def test_sessions_lists_a_users_sessions_in_pages(helix: Helix, seeded: str) -> None:
+    first = helix("sessions", seeded, "--user", "alice", "--first", "1", "--json")
     assert first.code == 0, first.err
     page = json.loads(first.out)
     assert len(page["sessions"]) == 1 and page["next_cursor"]
     second = helix(
         "sessions",
-        url,
+        seeded,
         "--user",
         "alice",
         "--first",
@@ -40,28 +30,28 @@ async def test_sessions_lists_a_users_sessions_in_pages(helix: Helix, url: str) 
     rest = json.loads(second.out)
     ids = {page["sessions"][0]["id"], rest["sessions"][0]["id"]}
     assert ids == {"chat", "quiet"} and rest["next_cursor"] is None
-    table = helix("sessions", url, "--user", "alice")
+    table = helix("sessions", seeded, "--user", "alice")
     assert table.code == 0
     assert "chat" in table.out and "quiet" in table.out and "other" not in table.out
 
 
-async def test_show_marks_context_rows_and_pages(helix: Helix, url: str) -> None:
-    shown = helix("show", url, "chat", "--json")
+async def test_show_marks_context_rows_and_pages(helix: Helix, seeded: str) -> None:
+    shown = helix("show", seeded, "chat", "--json")
     assert shown.code == 0, shown.err
     data = json.loads(shown.out)
     assert data["session"]["user_id"] == "alice"
     assert data["session"]["metadata"] == {"title": "Trip", "n": 1}
     assert [m["context"] for m in data["messages"]] == [False, True, False, False, False]
     assert data["messages"][1]["row"]["content"] == "likes trains"
-    table = helix("show", url, "chat")
+    table = helix("show", seeded, "chat")
     assert "context:memory" in table.out and "Take the 9:04 TGV. ☃" in table.out
     newest = json.loads(
-        helix("show", url, "orphan", "--first", "3", "--order", "desc", "--json").out
+        helix("show", seeded, "orphan", "--first", "3", "--order", "desc", "--json").out
     )
     assert [m["row"]["content"] for m in newest["messages"]] == ["m6", "m5", "m4"]
     after = helix(
         "show",
-        url,
+        seeded,
         "orphan",
         "--first",
         "3",
@@ -74,13 +64,13 @@ async def test_show_marks_context_rows_and_pages(helix: Helix, url: str) -> None
     assert [m["row"]["content"] for m in json.loads(after.out)["messages"]] == ["m3", "m2", "m1"]
 
 
-async def test_errors_are_one_line_with_exit_codes(helix: Helix, url: str) -> None:
-    missing = helix("show", url, "nope")
+async def test_errors_are_one_line_with_exit_codes(helix: Helix, seeded: str) -> None:
+    missing = helix("show", seeded, "nope")
     assert missing.code == 3 and missing.out == ""
     assert missing.err.count("\n") == 1 and "'nope'" in missing.err
-    bad = helix("show", url, "chat", "--cursor", "garbage")
+    bad = helix("show", seeded, "chat", "--cursor", "garbage")
     assert bad.code == 2 and "Traceback" not in bad.err and "malformed" in bad.err
-    debug = helix("--debug", "show", url, "chat", "--cursor", "garbage")
+    debug = helix("--debug", "show", seeded, "chat", "--cursor", "garbage")
     assert debug.code == 2 and "Traceback" in debug.err
 
 

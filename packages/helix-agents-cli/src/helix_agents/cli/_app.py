@@ -11,6 +11,7 @@ import typer
 
 from ._errors import run
 from ._listing import list_sessions, show_session
+from ._stats import store_stats
 
 __all__ = ["app", "main"]
 
@@ -28,6 +29,14 @@ Url = Annotated[
 Json = Annotated[bool, typer.Option("--json", help="Print JSON for scripts instead of a table.")]
 First = Annotated[int, typer.Option("--first", min=1, max=500, help="Page size.")]
 Cursor = Annotated[str | None, typer.Option("--cursor", help="The cursor a previous page printed.")]
+
+SessionIds = Annotated[
+    list[str] | None, typer.Argument(help="Session ids (with --user: added to theirs).")
+]
+Users = Annotated[
+    list[str] | None,
+    typer.Option("--user", help="Every session of this user (repeat for more users)."),
+]
 
 
 class Order(enum.StrEnum):
@@ -92,6 +101,17 @@ def show(
         ),
         debug=_Settings.debug,
     )
+
+
+@app.command()
+def stats(
+    url: Url,
+    session: SessionIds = None,
+    user: Users = None,
+    as_json: Json = False,
+) -> None:
+    """Count sessions, rows, context rows, row bytes, records and activity of the scope."""
+    run(store_stats(url, session or [], user or [], as_json=as_json), debug=_Settings.debug)
 
 
 def main() -> None:
