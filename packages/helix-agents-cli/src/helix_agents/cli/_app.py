@@ -11,6 +11,7 @@ import typer
 
 from ._errors import run
 from ._listing import list_sessions, show_session
+from ._migrate import migrate_store
 from ._stats import store_stats
 
 __all__ = ["app", "main"]
@@ -112,6 +113,18 @@ def stats(
 ) -> None:
     """Count sessions, rows, context rows, row bytes, records and activity of the scope."""
     run(store_stats(url, session or [], user or [], as_json=as_json), debug=_Settings.debug)
+
+
+@app.command()
+def migrate(
+    url: Url,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Only show the pending migrations.")
+    ] = False,
+    as_json: Json = False,
+) -> None:
+    """Show the schema migrations a SQLite or Postgres store lacks and apply them."""
+    run(migrate_store(url, dry_run=dry_run, as_json=as_json), debug=_Settings.debug)
 
 
 def main() -> None:
