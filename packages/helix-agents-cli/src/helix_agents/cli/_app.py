@@ -5,11 +5,14 @@ from __future__ import annotations
 import enum
 import logging
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from ._errors import run
+from ._export import export_sessions
+from ._import import import_file
 from ._listing import list_sessions, show_session
 from ._migrate import migrate_store
 from ._stats import store_stats
@@ -125,6 +128,22 @@ def migrate(
 ) -> None:
     """Show the schema migrations a SQLite or Postgres store lacks and apply them."""
     run(migrate_store(url, dry_run=dry_run, as_json=as_json), debug=_Settings.debug)
+
+
+@app.command("export")
+def export_(url: Url, session: SessionIds = None, user: Users = None) -> None:
+    """Write sessions and their records as JSON Lines on stdout (`> file.jsonl`)."""
+    run(export_sessions(url, session or [], user or []), debug=_Settings.debug)
+
+
+@app.command("import")
+def import_(
+    url: Url,
+    file: Annotated[Path, typer.Argument(help="A file written by `helix-store export`.")],
+    as_json: Json = False,
+) -> None:
+    """Import an export file; sessions already imported are left as they are."""
+    run(import_file(url, file, as_json=as_json), debug=_Settings.debug)
 
 
 def main() -> None:
