@@ -10,7 +10,9 @@ from typing import Annotated
 
 import typer
 
-from ._errors import run
+from ._check import check_store
+from ._demo import write_demo
+from ._errors import fail, run
 from ._export import export_sessions
 from ._import import import_file
 from ._listing import list_sessions, show_session
@@ -144,6 +146,33 @@ def import_(
 ) -> None:
     """Import an export file; sessions already imported are left as they are."""
     run(import_file(url, file, as_json=as_json), debug=_Settings.debug)
+
+
+@app.command()
+def check(
+    url: Url,
+    select: Annotated[
+        str | None, typer.Option("-k", help="Only the rules matching this pytest -k expression.")
+    ] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", help="Show pytest's output.")] = False,
+    as_json: Json = False,
+) -> None:
+    """Run the contract suite against the live store in throwaway namespaces."""
+    try:
+        code = check_store(url, select=select, verbose=verbose, as_json=as_json)
+    except Exception as exc:
+        fail(exc, debug=_Settings.debug)
+    raise typer.Exit(code)
+
+
+@app.command()
+def demo(
+    url: Annotated[
+        str, typer.Argument(help="Where to write the demo session.")
+    ] = "sqlite:///helix-demo.db",
+) -> None:
+    """Write a small demo session (rows, a context row, a checkpoint, an approval)."""
+    run(write_demo(url), debug=_Settings.debug)
 
 
 def main() -> None:
