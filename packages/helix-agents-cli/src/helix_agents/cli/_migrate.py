@@ -44,7 +44,7 @@ def _sqlite(url: str, dry_run: bool) -> Plan:
     shipped = shipped_migrations()
     if not Path(path).exists():
         plan.pending = [m.name for m in shipped]
-        plan.note = "the file does not exist yet"
+        plan.note = "a new file: every migration is pending"
         if dry_run:
             return plan
     try:
