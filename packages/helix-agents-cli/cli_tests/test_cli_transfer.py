@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
+from helix_agents.core import ChatMessage, Checkpoint, MessageCommit, open_store
+
 from .conftest import Helix
-from .seed import seed
+from .seed import T0, seed
 
 pytestmark = pytest.mark.anyio
 SCOPE = ("--user", "alice", "--user", "bob", "orphan")
@@ -17,8 +19,10 @@ SCOPE = ("--user", "alice", "--user", "bob", "orphan")
 VOLATILE = {"created_at", "last_activity_at"}
 
 
-def _export(helix: Helix, url: str, path: Path) -> list[dict[str, Any]]:
-    done = helix("export", url, *SCOPE)
+def _export(
+    helix: Helix, url: str, path: Path, scope: tuple[str, ...] = SCOPE
+) -> list[dict[str, Any]]:
+    done = helix("export", url, *scope)
     assert done.code == 0, done.err
     path.write_text(done.out, "utf-8")
     return [json.loads(line) for line in done.out.splitlines()]
@@ -103,5 +107,31 @@ async def test_a_file_cut_short_is_refused_before_writing(
     done = helix("import", target, str(cut))
     assert done.code == 2 and "cut short" in done.err
     assert helix("show", target, "chat").code == 3
-    assert helix("export", sqlite_url, "nope").code == 3
+    missing = helix("export", sqlite_url, "chat", "nope")
+    assert missing.code == 3 and missing.out == ""
     assert helix("export", sqlite_url).code == 2
+
+
+async def test_rows_retention_dropped_shift_indexes_and_checkpoints(
+    helix: Helix, redis_url: str, tmp_path: Path
+) -> None:
+    source = f"{redis_url}&max_messages=3"
+    async with open_store(source) as store:
+        await store.create_session("kept", user_id="u")
+        for i in range(7):
+            await store.append_messages(
+                "kept", MessageCommit(messages=(ChatMessage(role="user", content=f"m{i}"),))
+            )
+        cp = Checkpoint(checkpoint_id="cp", run_id="r", message_count=6, state=None, created_at=T0)
+        await store.save_checkpoint("kept", cp)
+    records = _export(helix, source, tmp_path / "kept.jsonl", ("kept",))
+    session = records[1]
+    assert session["message_count"] == 7 and session["first_index"] == 4
+    assert [r["index"] for r in records if r["type"] == "row"] == [4, 5, 6]
+    target = f"sqlite:///{tmp_path / 'kept.db'}"
+    assert helix("import", target, str(tmp_path / "kept.jsonl")).code == 0
+    async with open_store(target) as store:
+        rows = await store.get_messages("kept")
+        assert [r.content for r in rows if isinstance(r, ChatMessage)] == ["m4", "m5", "m6"]
+        moved = await store.get_checkpoint("kept", "cp")
+        assert moved is not None and moved.message_count == 2

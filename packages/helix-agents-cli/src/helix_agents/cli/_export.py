@@ -69,6 +69,10 @@ async def export_sessions(url: str, sessions: Sequence[str], users: Sequence[str
     out = sys.stdout
     async with open_store(url) as store:
         ids = await session_ids(store, sessions, users)
+        for sid in sessions:
+            # A missing session ends the command before the file has a first line.
+            if await store.get_session(sid) is None:
+                raise SessionNotFoundError(f"session {sid!r} does not exist", session_id=sid)
         out.write(
             dumps(
                 {
