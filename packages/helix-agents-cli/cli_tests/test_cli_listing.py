@@ -79,3 +79,5 @@ def test_a_password_never_shows(helix: Helix) -> None:
     assert down.code == 4
     assert "hunter2" not in down.err + down.out and "***" in down.err
     assert down.err.count("\n") == 1
+    debug = helix("--debug", "sessions", "postgresql://me:hunter2@127.0.0.1:1/db", "--user", "a")
+    assert debug.code == 4 and "Traceback" in debug.err and "hunter2" not in debug.err

@@ -12,7 +12,7 @@ import typer
 
 from ._check import check_store
 from ._demo import write_demo
-from ._errors import fail, run
+from ._errors import RedactingFormatter, fail, run
 from ._export import export_sessions
 from ._import import import_file
 from ._listing import list_sessions, show_session
@@ -62,7 +62,9 @@ def _main(
 ) -> None:
     _Settings.debug = debug
     if debug:
-        logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(RedactingFormatter("%(levelname)s %(name)s: %(message)s"))
+        logging.basicConfig(level=logging.INFO, handlers=[handler])
     else:
         # Without a handler, Python prints library warnings (a pool's retries) on stderr.
         logging.getLogger().addHandler(logging.NullHandler())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import logging
 import sys
 import traceback
 from collections.abc import Coroutine
@@ -21,7 +22,7 @@ from helix_agents.core import (
     redact_url,
 )
 
-__all__ = ["CliError", "ExitCode", "fail", "run"]
+__all__ = ["CliError", "ExitCode", "RedactingFormatter", "fail", "run"]
 
 T = TypeVar("T")
 
@@ -49,6 +50,14 @@ class CliError(Exception):
         self.code = code
 
 
+class RedactingFormatter(logging.Formatter):
+    """Log lines of ``--debug`` with every URL's password masked."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        """The line, through :func:`~helix_agents.core.redact_url`."""
+        return redact_url(super().format(record))
+
+
 def exit_code_of(exc: BaseException) -> ExitCode:
     """The exit code for an error raised while a command ran."""
     if isinstance(exc, CliError):
@@ -72,7 +81,7 @@ def fail(exc: BaseException, *, debug: bool) -> NoReturn:
         print("helix-store: interrupted", file=sys.stderr)
         raise SystemExit(ExitCode.INTERRUPTED)
     if debug:
-        traceback.print_exception(exc, file=sys.stderr)
+        sys.stderr.write(redact_url("".join(traceback.format_exception(exc))))
     if isinstance(exc, CliError):
         text = exc.message
     elif isinstance(exc, StateStoreError):
