@@ -89,19 +89,29 @@ async def _postgres(url: str, dry_run: bool) -> Plan:
     return plan
 
 
+async def _plan(url: str, scheme: str, dry_run: bool) -> Plan:
+    if scheme == "sqlite":
+        return _sqlite(url, dry_run)
+    if scheme in ("postgresql", "postgres"):
+        return await _postgres(url, dry_run)
+    if scheme in ("memory", "redis", "rediss", "redis+cluster"):
+        return Plan(
+            scheme, redact_url(url), note=f"{scheme}:// stores keep no schema: nothing to do"
+        )
+    raise ValidationError(f"cannot migrate {redact_url(url)!r}: unknown store URL scheme")
+
+
 async def migrate_store(url: str, *, dry_run: bool, as_json: bool) -> None:
     """Show the pending migrations of the store at ``url`` and, unless ``dry_run``, apply them."""
     scheme = urlsplit(url).scheme.lower() if isinstance(url, str) else ""
-    if scheme == "sqlite":
-        plan = _sqlite(url, dry_run)
-    elif scheme in ("postgresql", "postgres"):
-        plan = await _postgres(url, dry_run)
-    elif scheme in ("memory", "redis", "rediss", "redis+cluster"):
-        plan = Plan(
-            scheme, redact_url(url), note=f"{scheme}:// stores keep no schema: nothing to do"
-        )
-    else:
-        raise ValidationError(f"cannot migrate {redact_url(url)!r}: unknown store URL scheme")
+    try:
+        plan = await _plan(url, scheme, dry_run)
+    except ModuleNotFoundError as exc:
+        dist = "helix-agents-store-sqlite" if scheme == "sqlite" else "helix-agents-store-postgres"
+        raise ValidationError(
+            f"no store is installed for {scheme}:// URLs ({exc.name} is missing): "
+            f"pip install {dist}"
+        ) from None
     if as_json:
         data: dict[str, Any] = {**plan.__dict__, "dry_run": dry_run}
         print_json(data)
