@@ -42,6 +42,7 @@ async def test_show_marks_context_rows_and_pages(helix: Helix, seeded: str) -> N
     assert data["session"]["user_id"] == "alice"
     assert data["session"]["metadata"] == {"title": "Trip", "n": 1}
     assert [m["context"] for m in data["messages"]] == [False, True, False, False, False]
+    assert [m["index"] for m in data["messages"]] == [0, 1, 2, 3, 4]
     assert data["messages"][1]["row"]["content"] == "likes trains"
     table = helix("show", seeded, "chat")
     assert "context:memory" in table.out and "Take the 9:04 TGV. ☃" in table.out
@@ -49,6 +50,7 @@ async def test_show_marks_context_rows_and_pages(helix: Helix, seeded: str) -> N
         helix("show", seeded, "orphan", "--first", "3", "--order", "desc", "--json").out
     )
     assert [m["row"]["content"] for m in newest["messages"]] == ["m6", "m5", "m4"]
+    assert [m["index"] for m in newest["messages"]] == [6, 5, 4]
     after = helix(
         "show",
         seeded,
@@ -62,6 +64,13 @@ async def test_show_marks_context_rows_and_pages(helix: Helix, seeded: str) -> N
         newest["next_cursor"],
     )
     assert [m["row"]["content"] for m in json.loads(after.out)["messages"]] == ["m3", "m2", "m1"]
+    assert [m["index"] for m in json.loads(after.out)["messages"]] == [3, 2, 1]
+    tail = json.loads(helix("show", seeded, "orphan", "--first", "5", "--json").out)
+    more = helix(
+        "show", seeded, "orphan", "--first", "5", "--json", "--cursor", tail["next_cursor"]
+    )
+    assert [m["index"] for m in json.loads(more.out)["messages"]] == [5, 6]
+    assert [m["row"]["content"] for m in json.loads(more.out)["messages"]] == ["m5", "m6"]
 
 
 async def test_errors_are_one_line_with_exit_codes(helix: Helix, seeded: str) -> None:

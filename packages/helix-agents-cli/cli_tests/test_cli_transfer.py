@@ -128,6 +128,8 @@ async def test_rows_retention_dropped_shift_indexes_and_checkpoints(
     session = records[1]
     assert session["message_count"] == 7 and session["first_index"] == 4
     assert [r["index"] for r in records if r["type"] == "row"] == [4, 5, 6]
+    shown = json.loads(helix("show", source, "kept", "--first", "2", "--json").out)
+    assert [m["index"] for m in shown["messages"]] == [4, 5]
     target = f"sqlite:///{tmp_path / 'kept.db'}"
     assert helix("import", target, str(tmp_path / "kept.jsonl")).code == 0
     async with open_store(target) as store:

@@ -10,8 +10,11 @@ from rich.table import Table
 from helix_agents.core import (
     ContextMessage,
     Message,
+    MessagePage,
     PageOrder,
     SessionNotFoundError,
+    ValidationError,
+    decode_message_cursor,
     dump_message,
     open_store,
 )
@@ -61,6 +64,33 @@ def _content(row: Message) -> str:
     return text
 
 
+def _indexes(
+    session_id: str, order: PageOrder, cursor: str | None, page: MessagePage, count: int
+) -> list[int] | None:
+    """The log index of each row of the page, read from the page's cursors.
+
+    Every store of the family makes its cursors with core's ``encode_message_cursor``;
+    a store whose cursors are not those gets no index column.
+    """
+    n = len(page.messages)
+    try:
+        after = (
+            None
+            if page.next_cursor is None
+            else decode_message_cursor(session_id, order, page.next_cursor)
+        )
+        start = None if cursor is None else decode_message_cursor(session_id, order, cursor)
+    except ValidationError:
+        return None
+    if order == "asc":
+        first = (count if after is None else after) - n
+        return list(range(first, first + n))
+    if after is not None:
+        return list(range(after + n - 1, after - 1, -1))
+    high = count if start is None else start
+    return list(range(high - 1, high - n - 1, -1))
+
+
 def _marker(row: Message) -> str:
     return f"context:{row.kind}" if isinstance(row, ContextMessage) else ""
 
@@ -83,13 +113,18 @@ async def show_session(
                 f"session {session_id!r} does not exist", session_id=session_id
             )
         page = await store.page_messages(session_id, limit=first, cursor=cursor, order=order)
+    indexes = _indexes(session_id, order, cursor, page, info.message_count)
     if as_json:
         print_json(
             {
                 "session": info.model_dump(mode="json"),
                 "messages": [
-                    {"context": isinstance(row, ContextMessage), "row": dump_message(row)}
-                    for row in page.messages
+                    {
+                        "index": None if indexes is None else indexes[k],
+                        "context": isinstance(row, ContextMessage),
+                        "row": dump_message(row),
+                    }
+                    for k, row in enumerate(page.messages)
                 ],
                 "next_cursor": page.next_cursor,
             }
@@ -106,9 +141,10 @@ async def show_session(
     }
     for name, value in facts.items():
         console.print(f"{name + ':':<10}{value}", soft_wrap=True)
-    table = Table("role", "context", "content")
-    for row in page.messages:
-        table.add_row(row.role, _marker(row), short(_content(row), width))
+    table = Table("#", "role", "context", "content")
+    for k, row in enumerate(page.messages):
+        index = "" if indexes is None else str(indexes[k])
+        table.add_row(index, row.role, _marker(row), short(_content(row), width))
     console.print(table)
     if page.next_cursor is not None:
         console.print(f"next page: --cursor {page.next_cursor}", soft_wrap=True)
