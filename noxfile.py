@@ -7,7 +7,7 @@ import os
 import nox
 
 nox.options.default_venv_backend = "none"
-nox.options.sessions = ["lint", "types", "tests", "contract", "langgraph"]
+nox.options.sessions = ["lint", "types", "tests", "contract", "langgraph", "cli"]
 
 BACKENDS = {
     "memory": "packages/helix-agents-store-memory",
@@ -42,6 +42,12 @@ def contract(session: nox.Session) -> None:
 def langgraph(session: nox.Session) -> None:
     """The LangGraph saver: LangGraph's conformance suite and the example, on every backend."""
     uv_run(session, "pytest", "packages/helix-agents-langgraph", *session.posargs)
+
+
+@nox.session
+def cli(session: nox.Session) -> None:
+    """The installed helix-store command, in subprocesses, on SQLite, Postgres and Redis."""
+    uv_run(session, "pytest", "packages/helix-agents-cli", *session.posargs)
 
 
 @nox.session

@@ -49,7 +49,8 @@ class TestStoreByUrl(SessionStoreContract):
     async def store_factory(self, request: pytest.FixtureRequest) -> AsyncIterator[StoreFactory]:
         """Open stores on the URL under a namespace no other test uses; delete what they made."""
         url: str = request.config.getoption("store_url")
-        namespace = f"contract_{uuid.uuid4().hex[:12]}"
+        prefix: str = request.config.getoption("store_namespace_prefix")
+        namespace = f"{prefix}{uuid.uuid4().hex[:12]}"
         created: set[str] = set()
 
         def factory(**options: Any) -> SessionStateStore:

@@ -23,6 +23,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run the helix-agents contract suite against the store at URL "
         "(memory://, sqlite:///x.db, postgresql://…, redis://…)",
     )
+    group.addoption(
+        "--store-namespace-prefix",
+        metavar="PREFIX",
+        default="contract_",
+        help="start of each test's throwaway namespace (default contract_), so a caller "
+        "can find and drop what the run left (schemas, files)",
+    )
 
 
 def pytest_collection_modifyitems(

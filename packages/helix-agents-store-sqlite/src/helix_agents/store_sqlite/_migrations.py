@@ -19,7 +19,7 @@ from importlib import resources
 
 from helix_agents.core import MigrationError
 
-__all__ = ["Migration", "apply_migrations", "shipped_migrations"]
+__all__ = ["Migration", "apply_migrations", "pending_migrations", "shipped_migrations"]
 
 logger = logging.getLogger("helix_agents.store_sqlite")
 
@@ -130,3 +130,17 @@ def _check(db: sqlite3.Connection, path: str, migrations: list[Migration]) -> li
                 f"{known[version].checksum[:12]}...); refusing to open"
             )
     return [m for m in migrations if m.version not in recorded]
+
+
+def pending_migrations(
+    db: sqlite3.Connection, path: str, migrations: list[Migration]
+) -> list[Migration]:
+    """The migrations the file lacks, read on a snapshot without writing anything.
+
+    Raises :class:`~helix_agents.core.MigrationError` like :func:`apply_migrations`.
+    """
+    db.execute("BEGIN")
+    try:
+        return _check(db, path, migrations)
+    finally:
+        db.rollback()

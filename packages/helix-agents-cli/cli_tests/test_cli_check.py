@@ -1,0 +1,38 @@
+"""``check`` through the installed command: a verdict, and nothing left behind."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from .conftest import Helix
+
+# A few rules keep these fast; the whole suite runs the same way.
+RULES = "SES_1 or MSG_1"
+
+
+@pytest.mark.parametrize("backend", ["sqlite_url", "pg_url", "redis_url"])
+def test_check_passes_a_good_store_and_cleans_up(
+    helix: Helix, backend: str, request: pytest.FixtureRequest, pg_server: str, tmp_path: Path
+) -> None:
+    url: str = request.getfixturevalue(backend)
+    done = helix("check", url, "-k", RULES, "--json")
+    assert done.code == 0, done.err + done.out
+    verdict = json.loads(done.out)
+    assert verdict["ok"] is True and verdict["failed"] == []
+    assert "4 passed" in verdict["summary"]
+    assert sorted(p.name for p in tmp_path.iterdir() if ".helix_check_" in p.name) == []
+    with psycopg.connect(pg_server) as conn:
+        left = conn.execute(
+            "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'helix\\_check\\_%'"
+        ).fetchone()
+    assert left == (0,)
+
+
+def test_check_reports_an_unreachable_store_in_one_line(helix: Helix) -> None:
+    done = helix("check", "redis://:s3cret@127.0.0.1:1/0", "-k", RULES)
+    assert done.code == 4 and done.out == ""
+    assert done.err.count("\n") == 1 and "s3cret" not in done.err

@@ -1,0 +1,102 @@
+"""Exit codes, and errors shown as one readable line (a traceback only with ``--debug``)."""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import logging
+import sys
+import traceback
+from collections.abc import Coroutine
+from typing import Any, NoReturn, TypeVar
+
+from helix_agents.core import (
+    ConcurrencyConflictError,
+    MigrationError,
+    SessionExistsError,
+    SessionNotFoundError,
+    StateStoreError,
+    StoreMisconfiguredError,
+    StoreUnavailableError,
+    ValidationError,
+    redact_url,
+)
+
+__all__ = ["CliError", "ExitCode", "RedactingFormatter", "fail", "run"]
+
+T = TypeVar("T")
+
+
+class ExitCode(enum.IntEnum):
+    """What ``helix-store`` exits with; docs/cli.md lists them."""
+
+    OK = 0
+    FAILED = 1
+    USAGE = 2
+    NOT_FOUND = 3
+    UNAVAILABLE = 4
+    MIGRATION = 5
+    CONFLICT = 6
+    ERROR = 7
+    INTERRUPTED = 130
+
+
+class CliError(Exception):
+    """A refusal of the command itself, with the exit code it ends with."""
+
+    def __init__(self, message: str, code: ExitCode) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+class RedactingFormatter(logging.Formatter):
+    """Log lines of ``--debug`` with every URL's password masked."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        """The line, through :func:`~helix_agents.core.redact_url`."""
+        return redact_url(super().format(record))
+
+
+def exit_code_of(exc: BaseException) -> ExitCode:
+    """The exit code for an error raised while a command ran."""
+    if isinstance(exc, CliError):
+        return exc.code
+    if isinstance(exc, ValidationError):
+        return ExitCode.USAGE
+    if isinstance(exc, SessionNotFoundError):
+        return ExitCode.NOT_FOUND
+    if isinstance(exc, StoreUnavailableError | StoreMisconfiguredError):
+        return ExitCode.UNAVAILABLE
+    if isinstance(exc, MigrationError):
+        return ExitCode.MIGRATION
+    if isinstance(exc, ConcurrencyConflictError | SessionExistsError):
+        return ExitCode.CONFLICT
+    return ExitCode.ERROR
+
+
+def fail(exc: BaseException, *, debug: bool) -> NoReturn:
+    """Print ``exc`` as one line on stderr (and its traceback with ``debug``), then exit."""
+    if isinstance(exc, KeyboardInterrupt):
+        print("helix-store: interrupted", file=sys.stderr)
+        raise SystemExit(ExitCode.INTERRUPTED)
+    if debug:
+        sys.stderr.write(redact_url("".join(traceback.format_exception(exc))))
+    if isinstance(exc, CliError):
+        text = exc.message
+    elif isinstance(exc, StateStoreError):
+        text = f"{exc.message} [{exc.code}]"
+    else:
+        text = f"{type(exc).__name__}: {exc}"
+    # Store errors already mask secrets; this catches anything else that quoted a URL.
+    line = " ".join(redact_url(text).split())
+    print(f"helix-store: error: {line}", file=sys.stderr)
+    raise SystemExit(exit_code_of(exc))
+
+
+def run(coro: Coroutine[Any, Any, T], *, debug: bool) -> T:
+    """Run a command's coroutine; any error ends the process through :func:`fail`."""
+    try:
+        return asyncio.run(coro)
+    except (Exception, KeyboardInterrupt) as exc:
+        fail(exc, debug=debug)
