@@ -6,6 +6,7 @@ from .cursors import (
     encode_message_cursor,
     encode_sessions_cursor,
 )
+from .edits import MAX_POP, check_pop_count, check_replace, check_replace_state, pop_keep
 from .errors import (
     ApprovalNotFoundError,
     ConcurrencyConflictError,
@@ -24,6 +25,7 @@ from .errors import (
     is_retryable,
     lookup,
 )
+from .handles import SessionHandle, SessionHandles, session_handle, user_sessions
 from .inputs import MAX_ID_BYTES, check_id
 from .messages import (
     ChatMessage,
@@ -91,6 +93,7 @@ from .urls import redact_url
 __all__ = [
     "ENTRY_POINT_GROUP",
     "MAX_ID_BYTES",
+    "MAX_POP",
     "ApprovalNotFoundError",
     "ApprovalResolution",
     "ChatMessage",
@@ -120,6 +123,8 @@ __all__ = [
     "RunStatus",
     "RunSupersededError",
     "SessionExistsError",
+    "SessionHandle",
+    "SessionHandles",
     "SessionInfo",
     "SessionNotFoundError",
     "SessionStateStore",
@@ -142,6 +147,9 @@ __all__ = [
     "check_keep",
     "check_limit",
     "check_new_session",
+    "check_pop_count",
+    "check_replace",
+    "check_replace_state",
     "coerce",
     "commit_survives",
     "context_row_text",
@@ -163,7 +171,10 @@ __all__ = [
     "open_store",
     "parse_message",
     "parse_message_json",
+    "pop_keep",
     "redact_url",
     "reopen_on_truncate",
+    "session_handle",
     "undelivered_in_order",
+    "user_sessions",
 ]

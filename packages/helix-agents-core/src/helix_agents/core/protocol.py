@@ -120,6 +120,30 @@ class SessionStateStore(Protocol):
         """Drop rows at index >= ``keep``, re-opening the items they delivered."""
         ...
 
+    async def pop_messages(
+        self, session_id: str, count: int = 1, *, fence_run_id: str | None = None
+    ) -> list[Message]:
+        """Remove the newest ``count`` rows atomically and return them, oldest first.
+
+        ``count`` is in 1..500; fewer rows go when fewer are retained, none from
+        an empty log (``[]``, nothing written). Removed rows take with them what
+        a truncate would (MSG-4, MSG-7).
+        """
+        ...
+
+    async def replace_messages(
+        self,
+        session_id: str,
+        keep: int,
+        messages: Sequence[Message],
+        *,
+        expect_message_count: int,
+        fence_run_id: str | None = None,
+    ) -> CommitResult:
+        """If the log still holds ``expect_message_count`` rows, cut it to ``keep`` rows and
+        append ``messages``, atomically (MSG-8)."""
+        ...
+
     async def is_truncated(self, session_id: str) -> bool:
         """Whether retention has dropped old rows."""
         ...

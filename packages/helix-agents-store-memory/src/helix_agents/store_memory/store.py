@@ -14,6 +14,7 @@ from helix_agents.core import (
     ApprovalNotFoundError,
     ApprovalResolution,
     Checkpoint,
+    CommitPlan,
     CommitResult,
     JsonObject,
     LateAnswer,
@@ -25,6 +26,7 @@ from helix_agents.core import (
     RecordResult,
     RunStatus,
     SessionExistsError,
+    SessionHandles,
     SessionInfo,
     SessionNotFoundError,
     SessionsPage,
@@ -39,6 +41,9 @@ from helix_agents.core import (
     check_keep,
     check_limit,
     check_new_session,
+    check_pop_count,
+    check_replace,
+    check_replace_state,
     coerce,
     decode_message_cursor,
     decode_sessions_cursor,
@@ -47,6 +52,7 @@ from helix_agents.core import (
     new_session_id,
     next_activity,
     parse_message,
+    pop_keep,
     undelivered_in_order,
 )
 
@@ -63,7 +69,7 @@ def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-class MemoryStateStore:
+class MemoryStateStore(SessionHandles):
     """Session state in this process; lost when it exits.
 
     Stores built on one :class:`MemoryData` share their sessions, like two
@@ -303,6 +309,50 @@ class MemoryStateStore:
             assert_fence(session_id, fence_run_id, session.current_run)
             cut_rows(session, keep)
             self._touch(session)
+
+    async def pop_messages(
+        self, session_id: str, count: int = 1, *, fence_run_id: str | None = None
+    ) -> list[Message]:
+        """Remove the newest ``count`` rows atomically and return them, oldest first."""
+        with self._session(session_id) as session:
+            check_pop_count(session_id, count)
+            assert_fence(session_id, fence_run_id, session.current_run)
+            keep = pop_keep(count, session.first_index, session.message_count)
+            if keep == session.message_count:
+                return []
+            popped = [parse_message(row) for row in session.rows[keep - session.first_index :]]
+            cut_rows(session, keep)
+            self._touch(session)
+            return popped
+
+    async def replace_messages(
+        self,
+        session_id: str,
+        keep: int,
+        messages: Sequence[Message],
+        *,
+        expect_message_count: int,
+        fence_run_id: str | None = None,
+    ) -> CommitResult:
+        """If the log still holds ``expect_message_count`` rows, cut it to ``keep`` rows and
+        append ``messages``, atomically."""
+        with self._session(session_id) as session:
+            rows = check_replace(session_id, keep, messages, expect_message_count)
+            check_replace_state(
+                session_id,
+                keep,
+                expect_message_count,
+                fence_run_id,
+                message_count=session.message_count,
+                first_index=session.first_index,
+                current_run=session.current_run,
+            )
+            result = CommitResult(first_index=keep, message_count=keep + len(rows))
+            plan = CommitPlan(keep, None, rows, (), (), result)
+            apply_plan(session, plan, None, self._clock())
+            retain(session, self.max_messages)
+            self._touch(session)
+            return result
 
     async def is_truncated(self, session_id: str) -> bool:
         """Whether retention has dropped old rows."""

@@ -1,0 +1,89 @@
+"""The rules of the two log edits beside the commit: pop the newest rows, replace a suffix.
+
+Both are a truncate (MSG-4's side effects) made safe against other writers:
+``pop_messages`` reads and cuts in one atomic step (MSG-7), and
+``replace_messages`` cuts and appends in one step, only if the log still has
+the length the caller read (MSG-8). Backends call these checks in their own
+atomic step; the server backends mirror them and replay them on a refusal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .errors import MessageCountConflictError, ValidationError
+from .messages import Message, parse_message
+from .models import RunInfo
+from .rules import assert_fence, assert_retained, check_limit
+
+__all__ = [
+    "MAX_POP",
+    "check_pop_count",
+    "check_replace",
+    "check_replace_state",
+    "pop_keep",
+]
+
+MAX_POP = 500
+"""The most rows one ``pop_messages`` call removes."""
+
+
+def check_pop_count(session_id: str, count: int) -> None:
+    """A pop asks for ``1..MAX_POP`` rows (MSG-7)."""
+    check_limit(session_id, "count", count, 1, MAX_POP)
+
+
+def pop_keep(count: int, first_index: int, message_count: int) -> int:
+    """The row count a pop of ``count`` leaves: it removes only rows retention kept (MSG-7)."""
+    return message_count - min(count, message_count - first_index)
+
+
+def check_replace(
+    session_id: str, keep: int, messages: Sequence[Any], expect_message_count: int
+) -> list[Message]:
+    """The checks of a replace that need no state, in order; returns the parsed rows (MSG-8).
+
+    ``expect_message_count`` is a row count and ``keep`` lies in
+    ``0..expect_message_count``: judged against what the caller read, so a log
+    that moved since is a conflict (retryable), never a malformed call.
+    """
+    check_limit(session_id, "expect_message_count", expect_message_count, 0, 2**62)
+    check_limit(session_id, "keep", keep, 0, expect_message_count)
+    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
+        raise ValidationError(
+            f"session {session_id!r}: messages must be a sequence of rows, "
+            f"got {type(messages).__name__}",
+            session_id=session_id,
+        )
+    rows: list[Message] = []
+    for offset, row in enumerate(messages):
+        try:
+            rows.append(parse_message(row))
+        except ValidationError as exc:
+            raise ValidationError(
+                f"session {session_id!r}: row {offset}: {exc.message}", session_id=session_id
+            ) from None
+    return rows
+
+
+def check_replace_state(
+    session_id: str,
+    keep: int,
+    expect_message_count: int,
+    fence_run_id: str | None,
+    *,
+    message_count: int,
+    first_index: int,
+    current_run: RunInfo | None,
+) -> None:
+    """The checks of a replace against the session, in order: fence, count, retention (MSG-8)."""
+    assert_fence(session_id, fence_run_id, current_run)
+    if expect_message_count != message_count:
+        raise MessageCountConflictError(
+            f"session {session_id!r}: expected {expect_message_count} rows, found {message_count}",
+            session_id=session_id,
+            expected=expect_message_count,
+            actual=message_count,
+        )
+    assert_retained(session_id, keep, first_index, message_count)
