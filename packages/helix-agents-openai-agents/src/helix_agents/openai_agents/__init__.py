@@ -6,7 +6,7 @@ store's session; see docs/integrations/openai-agents.md.
 
 from __future__ import annotations
 
-from ._items import ITEM_FIELD, row_role
+from ._items import ITEM_FIELD, ItemNotJsonError, row_role
 from .session import HelixSession, UserIdHook
 
-__all__ = ["ITEM_FIELD", "HelixSession", "UserIdHook", "row_role"]
+__all__ = ["ITEM_FIELD", "HelixSession", "ItemNotJsonError", "UserIdHook", "row_role"]

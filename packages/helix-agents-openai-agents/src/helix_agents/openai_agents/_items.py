@@ -20,10 +20,21 @@ from helix_agents.core import ChatMessage, Message, ValidationError
 if TYPE_CHECKING:
     from agents.items import TResponseInputItem
 
-__all__ = ["ITEM_FIELD", "decode_item", "encode_item", "row_role"]
+__all__ = ["ITEM_FIELD", "ItemNotJsonError", "decode_item", "encode_item", "row_role"]
 
 ITEM_FIELD = "openai_item"
 """The provider field of a row that carries the SDK item, as JSON text."""
+
+
+
+class ItemNotJsonError(ValidationError, TypeError):
+    """An item that JSON cannot hold (code ``validation_error``).
+
+    Also a :class:`TypeError`, which is what the SDK's own sessions raise for it.
+    """
+
+
+ItemNotJsonError.__module__ = "helix_agents.openai_agents"
 
 RowRole: TypeAlias = Literal["system", "user", "assistant", "tool"]
 
@@ -57,22 +68,28 @@ def _text(item: Mapping[str, Any]) -> str | None:
     if "role" not in item:
         return None
     content = item.get("content")
+    text: str | None = None
     if isinstance(content, str):
-        return content
-    if isinstance(content, list):
+        text = content
+    elif isinstance(content, list):
         parts = [
             part["text"]
             for part in content
             if isinstance(part, Mapping) and isinstance(part.get("text"), str)
         ]
-        return "".join(parts) if parts else None
-    return None
+        text = "".join(parts) if parts else None
+    if text is not None and not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return None  # a lone surrogate: the item keeps it, the row's text cannot
+    return text
 
 
 def encode_item(item: TResponseInputItem, session_id: str) -> ChatMessage:
     """The row that stores ``item``; a :class:`ValidationError` if it is not JSON."""
     if not isinstance(item, Mapping):
-        raise ValidationError(
+        raise ItemNotJsonError(
             f"session {session_id!r}: an item must be a JSON object (a dict), "
             f"got {type(item).__name__}",
             session_id=session_id,
@@ -80,7 +97,7 @@ def encode_item(item: TResponseInputItem, session_id: str) -> ChatMessage:
     try:
         text = json.dumps(item, ensure_ascii=True)
     except (TypeError, ValueError) as exc:
-        raise ValidationError(
+        raise ItemNotJsonError(
             f"session {session_id!r}: item of type {item.get('type', 'message')!r} "
             f"is not JSON: {exc}",
             session_id=session_id,

@@ -20,6 +20,7 @@ from helix_agents.core import (
     SessionNotFoundError,
     SessionStateStore,
     check_id,
+    session_handle,
 )
 
 from ._compaction import read_snapshot
@@ -29,8 +30,6 @@ if TYPE_CHECKING:
     from agents.items import TResponseInputItem
     from agents.memory.session import _CompactionSnapshot
     from agents.run_context import RunContextWrapper
-
-    from helix_agents.core import SessionHandle
 
 __all__ = ["HelixSession", "UserIdHook"]
 
@@ -70,7 +69,7 @@ class HelixSession:
             else SessionSettings()
         )
         self.store = store
-        self._handle: SessionHandle = store.session(session_id)
+        self._handle = session_handle(store, session_id)
         self._user_id = user_id
         # Serialises this instance's own appends: they would only conflict with each other.
         self._append_lock = asyncio.Lock()
@@ -175,16 +174,42 @@ class HelixSession:
     def close(self) -> None:
         """Nothing to free: the store belongs to the caller, who closes it."""
 
+    def _transforms_items(self) -> bool:
+        # A subclass that transforms items must supply its own hooks, as the SDK's do.
+        cls = type(self)
+        return any(
+            getattr(cls, name) is not getattr(HelixSession, name)
+            for name in ("get_items", "add_items")
+        )
+
+    async def _atomic_replace_items(self, items: list[TResponseInputItem]) -> bool:
+        """The SDK's whole-history replacement for manual compaction, in one commit."""
+        if self._transforms_items():
+            return False
+        rows = [encode_item(item, self.session_id) for item in items]
+        async with self._append_lock:
+            self._count = None
+            for attempt in range(APPEND_ATTEMPTS):
+                expected = await self._count_or_create(None)
+                if expected is None:
+                    continue
+                try:
+                    result = await self.store.replace_messages(
+                        self.session_id, 0, rows, expect_message_count=expected
+                    )
+                except (MessageCountConflictError, SessionNotFoundError):
+                    if attempt == APPEND_ATTEMPTS - 1:
+                        raise
+                    continue
+                self._count = result.message_count
+                return True
+        return False
+
     async def _get_compaction_snapshot(
         self, limit: int, *, prune_prefix: Callable[[TResponseInputItem], bool] | None = None
     ) -> _CompactionSnapshot | None:
-        """The SDK's suffix-replacement hook for compaction (see docs)."""
-        # A subclass that transforms items must supply its own snapshot, as the SDK's do.
-        cls = type(self)
-        if any(
-            getattr(cls, name) is not getattr(HelixSession, name)
-            for name in ("get_items", "add_items")
-        ):
+        """The SDK's suffix-replacement hook for automatic compaction (see docs)."""
+        if self._transforms_items():
             return None
         self._count = None
         return await read_snapshot(self.store, self.session_id, limit, prune_prefix)

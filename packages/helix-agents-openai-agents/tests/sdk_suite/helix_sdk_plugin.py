@@ -1,0 +1,231 @@
+"""pytest plugin: the SDK's session tests with its session classes swapped for HelixSession.
+
+Loaded by ``run_sdk_tests.py`` as ``-p helix_sdk_plugin`` into the SDK's own
+test tree (``--helix-backend memory|sqlite|postgres|redis``). Before any test
+module is imported, ``SQLiteSession`` and ``AsyncSQLiteSession`` (the classes
+those modules build directly) become HelixSession subclasses with the same
+constructor: sessions on one ``db_path`` share their data, ``":memory:"`` gives
+a session its own. The checked-in ``deselect.txt`` drops the tests of other
+backends' internals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import json
+import os
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+import pytest_asyncio
+
+from helix_agents.core import SessionStateStore
+from helix_agents.openai_agents import HelixSession
+
+from helix_backends import BACKENDS, Stores, server_url
+
+DESELECT_FILE = Path(__file__).with_name("deselect.txt")
+REQUIRE_BACKENDS_ENV = "HELIX_REQUIRE_BACKENDS"
+
+_stores: Stores | None = None
+# Stores opened so far, with the loop each was opened in.
+_opened: list[tuple[asyncio.AbstractEventLoop, SessionStateStore]] = []
+# The keys of the current test: one lazily opened store per (key, event loop).
+_by_key: dict[str, _OpenedOnUse] = {}
+
+
+class _OpenedOnUse:
+    """A store entered on its first call in the running loop (sessions are built in sync code).
+
+    Postgres and Redis connections belong to one event loop, and the SDK's
+    fixtures run in another loop than its tests, so each loop gets its own
+    store on the key's data.
+    """
+
+    def __init__(self, key: str | None) -> None:
+        self._key = key
+        self._per_loop: dict[asyncio.AbstractEventLoop, SessionStateStore] = {}
+        self._lock: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
+
+    async def _store(self) -> SessionStateStore:
+        loop = asyncio.get_running_loop()
+        lock = self._lock.setdefault(loop, asyncio.Lock())
+        async with lock:
+            store = self._per_loop.get(loop)
+            if store is None:
+                assert _stores is not None
+                store = await _stores.store(self._key).__aenter__()
+                self._per_loop[loop] = store
+                _opened.append((loop, store))
+            return store
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            method = getattr(await self._store(), name)
+            return await method(*args, **kwargs)
+
+        return call
+
+
+def _store_for(db_path: object) -> SessionStateStore:
+    key = None if str(db_path) == ":memory:" else os.fspath(cast(Any, db_path))
+    if key is None:
+        return cast(SessionStateStore, _OpenedOnUse(None))
+    found = _by_key.get(key)
+    if found is None:
+        found = _by_key[key] = _OpenedOnUse(key)
+    return cast(SessionStateStore, found)
+
+
+class HelixSQLiteSession(HelixSession):
+    """``SQLiteSession``'s constructor over HelixSession on the chosen backend."""
+
+    def __init__(
+        self,
+        session_id: str,
+        db_path: str | os.PathLike[str] = ":memory:",
+        sessions_table: str = "agent_sessions",
+        messages_table: str = "agent_messages",
+        session_settings: Any = None,
+    ) -> None:
+        super().__init__(session_id, _store_for(db_path), session_settings=session_settings)
+        self.db_path = db_path
+
+
+class HelixAsyncSQLiteSession(HelixSQLiteSession):
+    """``AsyncSQLiteSession``'s constructor, whose ``close`` is a coroutine."""
+
+    async def close(self) -> None:  # type: ignore[override]
+        """Nothing to free, as for every HelixSession."""
+
+
+_SWAPS = {
+    "SQLiteSession": (HelixSQLiteSession, ("agents", "agents.memory")),
+    "AsyncSQLiteSession": (
+        HelixAsyncSQLiteSession,
+        ("agents.extensions.memory", "agents.extensions.memory.async_sqlite_session"),
+    ),
+}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """``--helix-backend``: the store under the swapped sessions."""
+    parser.addoption(
+        "--helix-backend",
+        choices=BACKENDS,
+        default=os.environ.get("HELIX_SDK_BACKEND", "memory"),
+        help="backend of the HelixSession that replaces the SDK's sessions",
+    )
+    parser.addoption("--helix-report", default=None, help="write the counts as JSON here")
+
+
+_counts: dict[str, int] = {}
+
+
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    """Count deselected tests."""
+    _counts["deselected"] = _counts.get("deselected", 0) + len(items)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Count outcomes: a test is failed if any phase failed, skipped if its setup skipped."""
+    if report.when == "call" or (report.when == "setup" and not report.passed):
+        _counts[report.outcome] = _counts.get(report.outcome, 0) + 1
+    elif report.when == "teardown" and report.failed:
+        _counts["failed"] = _counts.get("failed", 0) + 1
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Write the counts for the runner."""
+    path = session.config.getoption("helix_report")
+    if path:
+        Path(path).write_text(json.dumps(_counts))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Find the backend's server and swap the session classes before any test module loads."""
+    global _stores
+    backend = config.getoption("helix_backend")
+    url, why = server_url(backend)
+    if why:
+        if os.environ.get(REQUIRE_BACKENDS_ENV, "") not in ("", "0"):
+            raise pytest.UsageError(f"{why} ({REQUIRE_BACKENDS_ENV} is set)")
+        pytest.exit(f"skipped: {why}", returncode=0)
+    workdir = Path(config.rootpath) / ".helix-sdk-work" / backend
+    _stores = Stores(backend, url, workdir)
+    # What the SDK itself builds on the real classes (subclasses, isinstance checks) loads first.
+    for module in ("agents.extensions.memory.advanced_sqlite_session", "agents.extensions.memory.encrypt_session"):
+        importlib.import_module(module)
+    for name, (swap, modules) in _SWAPS.items():
+        for module in modules:
+            setattr(importlib.import_module(module), name, swap)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Remove the run's schemas or keys."""
+    if _stores is not None:
+        _stores.purge()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Drop the tests named in deselect.txt; an entry that names no test is an error."""
+    entries = {}
+    for line in DESELECT_FILE.read_text().splitlines():
+        node, _, reason = line.partition(" # ")
+        if node.strip() and not line.startswith("#") and "::" in node:
+            entries[node.strip()] = reason.strip()
+    chosen, dropped, used = [], [], set()
+    for item in items:
+        match = next(
+            (e for e in entries if item.nodeid == e or item.nodeid.startswith(e + "::") or item.nodeid.startswith(e + "[")),
+            None,
+        )
+        if match is None:
+            chosen.append(item)
+        else:
+            used.add(match)
+            dropped.append(item)
+    unused = set(entries) - used
+    if unused and not config.getoption("keyword") and not config.args[1:]:
+        raise pytest.UsageError(f"deselect.txt names no collected test: {sorted(unused)}")
+    config.hook.pytest_deselected(items=dropped)
+    items[:] = chosen
+
+
+@pytest.fixture(autouse=True)
+def _helix_fresh_keys() -> Iterator[None]:
+    _by_key.clear()
+    yield
+    # Stores of loops that are gone (a sync test's asyncio.run): their threads still stop.
+    for _, store in _opened:
+        if not inspect.iscoroutinefunction(getattr(store, "close", None)):
+            continue
+        try:
+            asyncio.run(store.close())
+        except Exception:  # noqa: S110 - best effort on a store whose loop has closed
+            pass
+    _opened.clear()
+
+
+async def _close_opened_in_this_loop() -> None:
+    loop = asyncio.get_running_loop()
+    mine = [store for (owner, store) in _opened if owner is loop]
+    _opened[:] = [(owner, store) for (owner, store) in _opened if owner is not loop]
+    for store in mine:
+        await store.close()
+
+
+@pytest_asyncio.fixture(loop_scope="function", autouse=True)
+async def _helix_close_test_loop_stores() -> AsyncIterator[None]:
+    yield
+    await _close_opened_in_this_loop()
+
+
+@pytest_asyncio.fixture(loop_scope="session", autouse=True)
+async def _helix_close_session_loop_stores() -> AsyncIterator[None]:
+    yield
+    await _close_opened_in_this_loop()
