@@ -199,6 +199,12 @@ async def test_other_operations_are_one_round_trip(
         store.list_pending_approvals("s"),
         store.latest_checkpoint("s"),
         store.truncate_messages("s", 1),
+        store.append_messages("s", MessageCommit(messages=(_user("b"), _user("c")))),
+        store.pop_messages("s"),
+        store.pop_messages("s", 5),
+        store.pop_messages("s"),  # an empty log: still one
+        store.replace_messages("s", 0, [_user("x"), _user("y")], expect_message_count=0),
+        store.replace_messages("s", 1, [_user("z")], expect_message_count=9),  # refused: one
         store.clone_session("s", "t"),
         store.clear_session("t"),
         store.delete_session("t"),

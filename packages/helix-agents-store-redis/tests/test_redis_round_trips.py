@@ -118,3 +118,27 @@ async def test_on_a_cluster_the_listing_takes_one_more_command(
             before = await evalsha_calls(nodes)
             await store.append_messages(sid, commit)
             assert await evalsha_calls(nodes) - before == calls
+
+
+async def test_pop_and_replace_are_one_command_each(
+    private_factory: Callable[..., RedisStateStore], private_redis_url: str
+) -> None:
+    CountingConnection.writes = []
+    rows = [ChatMessage(role="user", content=str(i)) for i in range(4)]
+    async with (
+        private_factory(connection_class=CountingConnection) as store,
+        aredis.Redis.from_url(private_redis_url, decode_responses=True) as admin,
+        aredis.Redis.from_url(private_redis_url, decode_responses=True) as watcher,
+    ):
+        sid = (await store.create_session(user_id="u")).id
+        await store.append_messages(sid, MessageCommit(messages=tuple(rows)))
+        CountingConnection.writes.clear()
+        await admin.ping()
+        async with watcher.monitor() as monitor:
+            assert await store.pop_messages(sid, 2) == rows[2:]
+            result = await store.replace_messages(sid, 1, rows[3:], expect_message_count=2)
+            await admin.echo("helix-sentinel")
+            sent = await monitored(monitor, "helix-sentinel")
+        assert (result.first_index, result.message_count) == (1, 2)
+        assert len(CountingConnection.writes) == 2
+        assert sent == ["EVALSHA", "EVALSHA"]

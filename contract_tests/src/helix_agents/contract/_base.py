@@ -36,13 +36,17 @@ class StoreFactory(Protocol):
 class Capabilities:
     """What a store can do; a rule whose capability is missing is skipped, naming it.
 
-    * ``retention`` — honours the ``max_messages`` option (MSG-5);
+    * ``retention`` — honours the ``max_messages`` option (MSG-5, MSG-11);
     * ``shared_instances`` — two stores from the factory see the same data
-      (the multi-writer rules EMC-2, IDEM-3, APR-2, RUN-5 and the SES-8 race).
+      (the multi-writer rules EMC-2, IDEM-3, APR-2, RUN-5, MSG-9, MSG-10 and
+      the SES-8 race);
+    * ``handles`` — the store has ``session(id)`` and ``sessions(user_id)``
+      (core's ``SessionHandles`` mixin; HND-2).
     """
 
     retention: bool = True
     shared_instances: bool = True
+    handles: bool = True
 
 
 def backend_unavailable(reason: str) -> NoReturn:

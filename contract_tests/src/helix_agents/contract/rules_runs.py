@@ -30,6 +30,8 @@ def _fenced_writes(sid: str, run_id: str) -> list[Callable[[SessionStateStore], 
     return [
         lambda s: s.append_messages(sid, commit(user(), fence_run_id=run_id)),
         lambda s: s.truncate_messages(sid, 0, fence_run_id=run_id),
+        lambda s: s.pop_messages(sid, fence_run_id=run_id),
+        lambda s: s.replace_messages(sid, 0, [user()], expect_message_count=0, fence_run_id=run_id),
         lambda s: CONTEXT.record(s, sid, "k-fenced", fence_run_id=run_id),
         lambda s: LATE.record(s, sid, "call-fenced", fence_run_id=run_id),
         lambda s: s.add_pending_approvals(sid, [approval("a-fenced")], fence_run_id=run_id),

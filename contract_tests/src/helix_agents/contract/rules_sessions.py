@@ -11,6 +11,7 @@ from helix_agents.core import (
     ApprovalNotFoundError,
     JsonObject,
     Message,
+    MessageCountConflictError,
     RunSupersededError,
     SessionExistsError,
     SessionNotFoundError,
@@ -50,6 +51,8 @@ def _writes(sid: str) -> list[Callable[[SessionStateStore], Awaitable[object]]]:
         lambda s: s.append_messages(sid, commit(user())),
         lambda s: s.append_messages(sid, commit(user(), start_run=start("r9"))),
         lambda s: s.truncate_messages(sid, 0),
+        lambda s: s.pop_messages(sid),
+        lambda s: s.replace_messages(sid, 1, [user()], expect_message_count=2),
         lambda s: s.clear_session(sid),
         lambda s: s.finish_run(sid, "r1", "completed"),
         lambda s: s.record_context_item(sid, item("k9")),
@@ -207,6 +210,9 @@ class SessionRules:
             lambda: store.append_messages("s-1", commit(user(), start_run=start("r1"))),
             lambda: store.append_messages("s-1", commit(user(), notice())),
             lambda: store.truncate_messages("s-1", 2),
+            lambda: store.pop_messages("s-1"),
+            lambda: store.replace_messages("s-1", 0, [user()], expect_message_count=1),
+            lambda: store.append_messages("s-1", commit(user(), notice())),
             lambda: store.record_context_item("s-1", item("k1")),
             lambda: store.record_late_answer("s-1", late("call-1")),
             lambda: store.add_pending_approvals("s-1", [approval("a1")]),
@@ -246,11 +252,14 @@ class SessionRules:
                 assert outcomes[0] is True
                 for outcome in outcomes[1:]:
                     if isinstance(outcome, BaseException):
-                        # finish_run and resolve_approval may also lose to the racing
-                        # run start or clear.
+                        # finish_run, resolve_approval and the replace may also lose to
+                        # the racing run start, clear or appends.
                         assert isinstance(
                             outcome,
-                            SessionNotFoundError | RunSupersededError | ApprovalNotFoundError,
+                            SessionNotFoundError
+                            | RunSupersededError
+                            | ApprovalNotFoundError
+                            | MessageCountConflictError,
                         ), outcome
                 await assert_gone(a, sid)
                 await assert_gone(b, sid)

@@ -12,6 +12,8 @@ from helix_agents.core import SessionStateStore
 from ._base import ContractBase, StoreFactory
 from .machine import run_state_machine
 from .rules_commits import CommitRules
+from .rules_edits import EditRules
+from .rules_handles import HandleRules
 from .rules_messages import MessageRules
 from .rules_queues import QueueRules
 from .rules_records import RecordRules
@@ -22,7 +24,15 @@ __all__ = ["SessionStoreContract"]
 
 
 class SessionStoreContract(
-    QueueRules, CommitRules, SessionRules, MessageRules, RunRules, RecordRules, ContractBase
+    QueueRules,
+    CommitRules,
+    SessionRules,
+    MessageRules,
+    EditRules,
+    HandleRules,
+    RunRules,
+    RecordRules,
+    ContractBase,
 ):
     """The contract suite of SPEC §6: one test per rule id, plus the state machine.
 

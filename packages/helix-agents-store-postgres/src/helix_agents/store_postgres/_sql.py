@@ -1,6 +1,6 @@
 """The statements the store sends: each operation is ONE statement, so one round trip.
 
-Writes call the server-side functions of migrations 2 to 4; reads are
+Writes call the server-side functions of migrations 2 to 5; reads are
 single SELECTs whose first table is the session row (the last rows: through
 a function of migration 4 that does the same), so that "no such session" and
 the data come back together, from one snapshot. Every
@@ -29,6 +29,11 @@ class Statements:
         b"SELECT {s}.__agents_commit(%s::text, %s::jsonb, %s::jsonb, %s, %s::bigint)::text"
     )
     truncate: bytes = b"SELECT {s}.__agents_truncate(%s::text, %s::bigint, %s::text, %s)::text"
+    pop: bytes = b"SELECT {s}.__agents_pop(%s::text, %s::bigint, %s::text, %s)::text"
+    replace: bytes = (
+        b"SELECT {s}.__agents_replace(%s::text, %s::bigint, %s::jsonb, %s::bigint, %s::text,"
+        b" %s, %s::bigint)::text"
+    )
     finish_run: bytes = b"SELECT {s}.__agents_finish_run(%s::text, %s::text, %s::text, %s)::text"
     record: bytes = (
         b"SELECT {s}.__agents_record(%s::text, %s::boolean, %s::text, %s::timestamptz,"

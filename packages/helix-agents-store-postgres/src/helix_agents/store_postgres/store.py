@@ -13,6 +13,7 @@ from helix_agents.core import (
     MessagePage,
     PageOrder,
     RunStatus,
+    SessionHandles,
     ValidationError,
     assert_fence,
     check_commit,
@@ -28,6 +29,7 @@ from helix_agents.core import (
 from . import _json
 from ._base import big
 from ._config import POOL_OPTIONS, PoolSettings, split_url
+from ._edits import EditsMixin
 from ._queues import QueuesMixin
 from ._refusals import Snapshot, assert_retained, refuse
 from ._sessions import SessionsMixin
@@ -35,7 +37,7 @@ from ._sessions import SessionsMixin
 __all__ = ["PostgresStateStore", "open_url"]
 
 
-class PostgresStateStore(SessionsMixin, QueuesMixin):
+class PostgresStateStore(SessionsMixin, QueuesMixin, EditsMixin, SessionHandles):
     """Session state in PostgreSQL (psycopg 3 async, psycopg_pool).
 
     Build it from a conninfo/URL (the store opens and closes its own pool,

@@ -30,7 +30,7 @@ from helix_agents.core import (
 
 from ._codec import run_info
 
-__all__ = ["DRIVER_ERRORS", "Refusal", "raise_commit_refusal", "unavailable"]
+__all__ = ["DRIVER_ERRORS", "Refusal", "disagree", "raise_commit_refusal", "unavailable"]
 
 DRIVER_ERRORS = (RedisError, RedisClusterException, OSError)
 
@@ -95,7 +95,7 @@ class Refusal:
             raise ApprovalNotFoundError(
                 f"session {session_id!r}: no approval {what!r}", session_id=session_id
             )
-        raise _disagree(session_id, self.code)
+        raise disagree(session_id, self.code)
 
 
 def not_found(session_id: str) -> SessionNotFoundError:
@@ -120,7 +120,7 @@ def raise_commit_refusal(session_id: str, commit: MessageCommit, reply: Sequence
         late_answers=_delivered(late_keys, pairs[2 * len(ctx_keys) :]),
     )
     check_commit(session_id, commit, state)
-    raise _disagree(session_id, refusal.code)
+    raise disagree(session_id, refusal.code)
 
 
 def _delivered(keys: Sequence[str], pairs: Sequence[Any]) -> dict[str, int | None]:
@@ -132,8 +132,8 @@ def _delivered(keys: Sequence[str], pairs: Sequence[Any]) -> dict[str, int | Non
     return found
 
 
-def _disagree(session_id: str, code: str) -> StateStoreError:
-    # The script refused but core's check passes on the same state: a bug, never a driver error.
+def disagree(session_id: str, code: str) -> StateStoreError:
+    """The error when a script refused but core's check passes on the same state: a bug."""
     return StateStoreError(
         f"session {session_id!r}: the Redis script refused ({code}) where core's rules accept",
         session_id=session_id,

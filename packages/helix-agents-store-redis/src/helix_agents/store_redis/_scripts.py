@@ -23,7 +23,9 @@ WRITES = (
     "create",
     "delete",
     "finish",
+    "pop",
     "record",
+    "replace",
     "resolve",
     "truncate",
 )

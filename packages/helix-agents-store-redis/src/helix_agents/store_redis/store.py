@@ -11,6 +11,7 @@ from helix_agents.core import (
     MessagePage,
     PageOrder,
     RunStatus,
+    SessionHandles,
     ValidationError,
     check_finish_status,
     check_keep,
@@ -22,6 +23,7 @@ from helix_agents.core import (
 
 from ._codec import pack_row, text, unpack_rows
 from ._config import split_store_options
+from ._edits import EditsMixin
 from ._errors import DRIVER_ERRORS, Refusal, not_found, raise_commit_refusal, unavailable
 from ._listing import ListingMixin
 from ._records import RecordsMixin, fence_args
@@ -33,7 +35,7 @@ __all__ = ["RedisStateStore", "open_url"]
 _ROWS = ("meta", "rows")
 
 
-class RedisStateStore(SessionsMixin, RecordsMixin, ListingMixin):
+class RedisStateStore(SessionsMixin, RecordsMixin, ListingMixin, EditsMixin, SessionHandles):
     """Session state in Redis (standalone, or a Redis Cluster), through ``redis.asyncio``.
 
     Build it from a URL (``redis://``, ``rediss://``, ``redis+cluster://h:p,h:p``;

@@ -28,7 +28,7 @@ from helix_agents.core import (
 
 from ._rows import Clock, SessionRow, from_us, load_session, to_us
 
-__all__ = ["commit", "cut_rows"]
+__all__ = ["apply_plan", "commit", "cut_rows", "retain", "save_row"]
 
 _QUEUES = (("__agents_context_items", "item_key"), ("__agents_late_answers", "call_id"))
 
@@ -42,8 +42,14 @@ def commit(
     outcome = check_commit(session_id, checked, _state(db, row, checked))
     if isinstance(outcome, CommitResult):
         return outcome
-    _apply(db, row, outcome, checked.commit_id, clock)
-    _retain(db, row, max_messages)
+    apply_plan(db, row, outcome, checked.commit_id, clock)
+    retain(db, row, max_messages)
+    save_row(db, row, clock)
+    return outcome.result
+
+
+def save_row(db: sqlite3.Connection, row: SessionRow, clock: Clock) -> None:
+    """Write back ``row``'s counters and run, and move its activity time forward (SES-7)."""
     # The activity time comes from a clock read after the writes, as in the reference store.
     row.last_activity_us = to_us(next_activity(from_us(row.last_activity_us), clock()))
     db.execute(
@@ -58,7 +64,6 @@ def commit(
             row.id,
         ),
     )
-    return outcome.result
 
 
 def _state(db: sqlite3.Connection, row: SessionRow, commit: MessageCommit) -> CommitState:
@@ -112,13 +117,14 @@ def _delivered_at(
     return dict(found)
 
 
-def _apply(
+def apply_plan(
     db: sqlite3.Connection,
     row: SessionRow,
     plan: CommitPlan,
     commit_id: str | None,
     clock: Clock,
 ) -> None:
+    """Write a checked plan: rewind, run start, rows, deliveries, commit id."""
     sid = row.id
     now = clock()
     if plan.rewind_to is not None:
@@ -201,7 +207,7 @@ def cut_rows(db: sqlite3.Connection, row: SessionRow, keep: int) -> None:
     row.ui_count -= removed_ui
 
 
-def _retain(db: sqlite3.Connection, row: SessionRow, max_messages: int | None) -> None:
+def retain(db: sqlite3.Connection, row: SessionRow, max_messages: int | None) -> None:
     """Keep the newest ``max_messages`` rows; indexes and the UI count stay absolute (MSG-5)."""
     if max_messages is None or row.message_count - row.first_index <= max_messages:
         return

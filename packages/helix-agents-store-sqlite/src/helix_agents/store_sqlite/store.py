@@ -23,6 +23,7 @@ from helix_agents.core import (
     PendingApproval,
     RecordResult,
     RunStatus,
+    SessionHandles,
     SessionInfo,
     SessionNotFoundError,
     SessionsPage,
@@ -33,7 +34,7 @@ from helix_agents.core import (
     decode_sessions_cursor,
 )
 
-from . import _commit, _reads, _records, _writes
+from . import _commit, _edits, _reads, _records, _writes
 from ._config import SQLiteConfig, Synchronous, check_max_messages
 from ._db import Database
 
@@ -46,7 +47,7 @@ def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-class SQLiteStateStore:
+class SQLiteStateStore(SessionHandles):
     """Session state in one SQLite file, shared by every store and process that opens it.
 
     ``async with SQLiteStateStore("agent.db") as store`` opens two connections:
@@ -199,6 +200,37 @@ class SQLiteStateStore:
     ) -> None:
         """Drop rows at index >= ``keep``, re-opening the items they delivered."""
         await self._write(session_id, _writes.truncate, session_id, keep, fence_run_id, self._clock)
+
+    async def pop_messages(
+        self, session_id: str, count: int = 1, *, fence_run_id: str | None = None
+    ) -> list[Message]:
+        """Remove the newest ``count`` rows in one transaction and return them, oldest first."""
+        return await self._write(
+            session_id, _edits.pop, session_id, count, fence_run_id, self._clock
+        )
+
+    async def replace_messages(
+        self,
+        session_id: str,
+        keep: int,
+        messages: Sequence[Message],
+        *,
+        expect_message_count: int,
+        fence_run_id: str | None = None,
+    ) -> CommitResult:
+        """If the log still holds ``expect_message_count`` rows, cut it to ``keep`` rows and
+        append ``messages``, in one transaction."""
+        return await self._write(
+            session_id,
+            _edits.replace,
+            session_id,
+            keep,
+            messages,
+            expect_message_count,
+            fence_run_id,
+            self._clock,
+            self.max_messages,
+        )
 
     async def is_truncated(self, session_id: str) -> bool:
         """Whether retention has dropped old rows."""

@@ -1,0 +1,89 @@
+"""Pop and replace on the Redis store: one Lua script each (lua/pop.lua, lua/replace.lua)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from helix_agents.core import (
+    CommitResult,
+    Message,
+    ValidationError,
+    check_pop_count,
+    check_replace,
+    check_replace_state,
+)
+
+from ._base import StoreBase
+from ._codec import pack_row, unpack_rows
+from ._errors import Refusal, disagree
+from ._records import fence_args
+
+__all__ = ["EditsMixin"]
+
+
+class EditsMixin(StoreBase):
+    """``pop_messages`` and ``replace_messages``; the checks that need no state run first."""
+
+    async def pop_messages(
+        self, session_id: str, count: int = 1, *, fence_run_id: str | None = None
+    ) -> list[Message]:
+        """Remove the newest ``count`` rows in one script and return them, oldest first."""
+        try:
+            check_pop_count(session_id, count)
+        except ValidationError:
+            await self._require(session_id)  # a missing session is reported first
+            raise
+        reply = await self._run(
+            "pop",
+            session_id,
+            [*self._common(session_id), count, *fence_args(fence_run_id)],
+            write=True,
+        )
+        if reply[0] == "none":
+            return []
+        if reply[0] != "ok":
+            Refusal.parse(reply).raise_error(session_id, fence_run_id=fence_run_id)
+        await self._after(session_id, reply)
+        return unpack_rows(reply[3])
+
+    async def replace_messages(
+        self,
+        session_id: str,
+        keep: int,
+        messages: Sequence[Message],
+        *,
+        expect_message_count: int,
+        fence_run_id: str | None = None,
+    ) -> CommitResult:
+        """If the log still holds ``expect_message_count`` rows, cut it to ``keep`` rows and
+        append ``messages``, in one script."""
+        try:
+            parsed = check_replace(session_id, keep, messages, expect_message_count)
+            rows = [pack_row(m, session_id) for m in parsed]
+        except ValidationError:
+            await self._require(session_id)
+            raise
+        numbers = (
+            keep,
+            expect_message_count,
+            0 if fence_run_id is None else 1,
+            self.options.max_messages or 0,
+            len(rows),
+            sum(m.role != "context" for m in parsed),
+        )
+        args = [*self._common(session_id), ":".join(map(str, numbers)), fence_run_id or "", *rows]
+        reply = await self._run("replace", session_id, args, write=True)
+        if reply[0] != "ok":
+            refusal = Refusal.parse(reply)
+            check_replace_state(
+                session_id,
+                keep,
+                expect_message_count,
+                fence_run_id,
+                message_count=refusal.count,
+                first_index=refusal.first,
+                current_run=refusal.run,
+            )
+            raise disagree(session_id, refusal.code)
+        await self._after(session_id, reply)
+        return CommitResult(first_index=keep, message_count=keep + len(rows))
