@@ -18,7 +18,7 @@ pytestmark = pytest.mark.anyio
 
 def _sdk_item_types() -> set[str]:
     """The ``type`` literal of each TypedDict in the SDK's ``TResponseInputItem`` union."""
-    found = set()
+    found: set[str] = set()
     for member in typing.get_args(TResponseInputItem):
         hints = typing.get_type_hints(member)
         kind = hints["type"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 import pytest
-from agents import Agent, Runner, RunContextWrapper, SessionSettings, TResponseInputItem
+from agents import Agent, RunContextWrapper, Runner, SessionSettings, TResponseInputItem
 from agents.memory import Session
 from agents.memory.session import _session_accepts_wrapper
 from agents.testing import ScriptedModel, assistant_message

@@ -87,10 +87,10 @@ class Stores:
             return open_store(f"sqlite:///{self.workdir / f'{namespace}.db'}", **options)
         assert self.url is not None
         if self.backend == "postgres":
-            return open_store(
-                self.url, namespace=f"oai_{namespace}", auto_migrate=True, **options
-            )
-        return open_store(self.url, namespace=f"oai-{namespace}", key_prefix=REDIS_PREFIX, **options)
+            return open_store(self.url, namespace=f"oai_{namespace}", auto_migrate=True, **options)
+        return open_store(
+            self.url, namespace=f"oai-{namespace}", key_prefix=REDIS_PREFIX, **options
+        )
 
     def purge(self) -> None:
         """Drop what this run's stores left on the servers."""

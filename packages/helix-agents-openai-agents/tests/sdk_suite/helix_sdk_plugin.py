@@ -12,6 +12,7 @@ backends' internals.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import inspect
 import json
@@ -22,11 +23,10 @@ from typing import Any, cast
 
 import pytest
 import pytest_asyncio
+from helix_backends import BACKENDS, Stores, server_url
 
 from helix_agents.core import SessionStateStore
 from helix_agents.openai_agents import HelixSession
-
-from helix_backends import BACKENDS, Stores, server_url
 
 DESELECT_FILE = Path(__file__).with_name("deselect.txt")
 REQUIRE_BACKENDS_ENV = "HELIX_REQUIRE_BACKENDS"
@@ -158,7 +158,10 @@ def pytest_configure(config: pytest.Config) -> None:
     workdir = Path(config.rootpath) / ".helix-sdk-work" / backend
     _stores = Stores(backend, url, workdir)
     # What the SDK itself builds on the real classes (subclasses, isinstance checks) loads first.
-    for module in ("agents.extensions.memory.advanced_sqlite_session", "agents.extensions.memory.encrypt_session"):
+    for module in (
+        "agents.extensions.memory.advanced_sqlite_session",
+        "agents.extensions.memory.encrypt_session",
+    ):
         importlib.import_module(module)
     for name, (swap, modules) in _SWAPS.items():
         for module in modules:
@@ -181,7 +184,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     chosen, dropped, used = [], [], set()
     for item in items:
         match = next(
-            (e for e in entries if item.nodeid == e or item.nodeid.startswith(e + "::") or item.nodeid.startswith(e + "[")),
+            (
+                e
+                for e in entries
+                if item.nodeid == e
+                or item.nodeid.startswith(e + "::")
+                or item.nodeid.startswith(e + "[")
+            ),
             None,
         )
         if match is None:
@@ -204,10 +213,8 @@ def _helix_fresh_keys() -> Iterator[None]:
     for _, store in _opened:
         if not inspect.iscoroutinefunction(getattr(store, "close", None)):
             continue
-        try:
+        with contextlib.suppress(Exception):  # best effort: the store's loop has closed
             asyncio.run(store.close())
-        except Exception:  # noqa: S110 - best effort on a store whose loop has closed
-            pass
     _opened.clear()
 
 

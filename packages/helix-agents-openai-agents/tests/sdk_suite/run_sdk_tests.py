@@ -1,11 +1,13 @@
 """Run the OpenAI Agents SDK's own session tests against HelixSession on one or more backends.
 
-``python run_sdk_tests.py [memory,sqlite,postgres,redis|all] [pytest args]``. The tests come from
-the sdist of the installed ``openai-agents`` version, downloaded from PyPI
-(its sha256 checked against the index) into
+``python run_sdk_tests.py [memory,sqlite,postgres,redis|all] [pytest args]``.
+
+The tests come from the sdist of the installed ``openai-agents`` version,
+downloaded from the package index (its PEP 691 JSON API, as pip and uv read it;
+``UV_DEFAULT_INDEX`` or ``PIP_INDEX_URL`` name another index than PyPI), its
+sha256 checked against the index's, and unpacked into
 ``$XDG_CACHE_HOME/helix-agents/openai-agents-<version>/`` (``~/.cache`` by
-default), outside the repository (the index's PEP 691 JSON API, as pip and uv
-read it; ``UV_DEFAULT_INDEX`` or ``PIP_INDEX_URL`` name another index); nothing of theirs is copied into it. Prints
+default): outside the repository, nothing of theirs is copied into it. Prints
 one line of counts per backend; the exit status is non-zero if any test failed.
 """
 
@@ -135,6 +137,17 @@ def run(backend: str, *pytest_args: str) -> dict[str, int]:
     return counts
 
 
+def describe(backend: str, counts: dict[str, int]) -> str:
+    """One line of counts."""
+    return (
+        f"openai-agents {importlib.metadata.version(DISTRIBUTION)} session tests on "
+        f"HelixSession/{backend}: {counts.get('passed', 0)} passed, "
+        f"{counts.get('failed', 0)} failed, {counts.get('skipped', 0)} skipped, "
+        f"{counts.get('deselected', 0)} deselected + {counts['deselected_files']} files "
+        f"(exit {counts['exit']})"
+    )
+
+
 def main(argv: list[str]) -> int:
     """``[BACKEND,BACKEND|all] [pytest args]``: run on each backend, print the counts."""
     chosen = argv[0] if argv else "all"
@@ -143,13 +156,7 @@ def main(argv: list[str]) -> int:
     for backend in backends:
         counts = run(backend, *argv[1:])
         status = status or counts["exit"]
-        lines.append(
-            f"openai-agents {importlib.metadata.version(DISTRIBUTION)} session tests on "
-            f"HelixSession/{backend}: {counts.get('passed', 0)} passed, "
-            f"{counts.get('failed', 0)} failed, {counts.get('skipped', 0)} skipped, "
-            f"{counts.get('deselected', 0)} deselected + {counts['deselected_files']} files "
-            f"(exit {counts['exit']})"
-        )
+        lines.append(describe(backend, counts))
     print("\n".join(lines))
     return status
 

@@ -72,9 +72,7 @@ async def read_snapshot(
                 current = await store.get_messages(session_id, limit=len(expected))
                 if _ids(current) != _ids(expected):
                     return False
-                await store.replace_messages(
-                    session_id, keep, new_rows, expect_message_count=count
-                )
+                await store.replace_messages(session_id, keep, new_rows, expect_message_count=count)
                 return True
             everything = await store.get_messages(session_id)
             if len(everything) != count or _ids(everything[keep:]) != _ids(expected):
@@ -94,9 +92,7 @@ async def read_snapshot(
                     expect_message_count=count,
                 )
             else:
-                await store.replace_messages(
-                    session_id, keep, new_rows, expect_message_count=count
-                )
+                await store.replace_messages(session_id, keep, new_rows, expect_message_count=count)
             return True
         except (MessageCountConflictError, SessionNotFoundError):
             return False

@@ -26,7 +26,6 @@ ITEM_FIELD = "openai_item"
 """The provider field of a row that carries the SDK item, as JSON text."""
 
 
-
 class ItemNotJsonError(ValidationError, TypeError):
     """An item that JSON cannot hold (code ``validation_error``).
 

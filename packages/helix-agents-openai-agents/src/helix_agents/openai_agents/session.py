@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -84,7 +85,9 @@ class HelixSession:
         if resolved == 0:
             return []
         try:
-            rows = await self._handle.messages(None if resolved is None or resolved < 0 else resolved)
+            rows = await self._handle.messages(
+                None if resolved is None or resolved < 0 else resolved
+            )
         except SessionNotFoundError:
             return []
         return [item for row in rows if (item := decode_item(row)) is not None]
@@ -99,7 +102,9 @@ class HelixSession:
         async with self._append_lock:
             await self._append(rows, wrapper)
 
-    async def _append(self, rows: list[ChatMessage], wrapper: RunContextWrapper[Any] | None) -> None:
+    async def _append(
+        self, rows: list[ChatMessage], wrapper: RunContextWrapper[Any] | None
+    ) -> None:
         expected = self._count
         for attempt in range(APPEND_ATTEMPTS):
             if expected is None:
@@ -128,9 +133,7 @@ class HelixSession:
         except SessionNotFoundError:
             pass
         try:
-            info = await self.store.create_session(
-                self.session_id, user_id=self._owner(wrapper)
-            )
+            info = await self.store.create_session(self.session_id, user_id=self._owner(wrapper))
         except SessionExistsError:
             # A concurrent writer created it first; count on the next attempt.
             return None
@@ -166,10 +169,8 @@ class HelixSession:
     async def clear_session(self, *, wrapper: RunContextWrapper[Any] | None = None) -> None:
         """Remove every item; the session itself (and its owner) stays."""
         self._count = None
-        try:
+        with contextlib.suppress(SessionNotFoundError):
             await self._handle.clear()
-        except SessionNotFoundError:
-            pass
 
     def close(self) -> None:
         """Nothing to free: the store belongs to the caller, who closes it."""
