@@ -198,8 +198,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         else:
             used.add(match)
             dropped.append(item)
-    unused = set(entries) - used
-    if unused and not config.getoption("keyword") and not config.args[1:]:
+    # An entry for a file that ran but that names none of its tests is stale.
+    files = {item.nodeid.split("::")[0] for item in items}
+    unused = {e for e in set(entries) - used if e.split("::")[0] in files}
+    if unused and not config.getoption("keyword") and not any("::" in a for a in config.args):
         raise pytest.UsageError(f"deselect.txt names no collected test: {sorted(unused)}")
     config.hook.pytest_deselected(items=dropped)
     items[:] = chosen

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+import threading
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -72,8 +74,12 @@ class HelixSession:
         self.store = store
         self._handle = session_handle(store, session_id)
         self._user_id = user_id
-        # Serialises this instance's own appends: they would only conflict with each other.
-        self._append_lock = asyncio.Lock()
+        # Serialise this instance's own appends, which would only conflict with each other;
+        # one lock per event loop, as an asyncio lock cannot wake a waiter in another loop.
+        self._append_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._locks_guard = threading.Lock()
         # The row count after this instance's last write: the next append's expected count.
         self._count: int | None = None
 
@@ -99,8 +105,16 @@ class HelixSession:
         if not items:
             return
         rows = [encode_item(item, self.session_id) for item in items]
-        async with self._append_lock:
+        async with self._append_lock():
             await self._append(rows, wrapper)
+
+    def _append_lock(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        lock = self._append_locks.get(loop)
+        if lock is None:
+            with self._locks_guard:
+                lock = self._append_locks.setdefault(loop, asyncio.Lock())
+        return lock
 
     async def _append(
         self, rows: list[ChatMessage], wrapper: RunContextWrapper[Any] | None
@@ -188,7 +202,7 @@ class HelixSession:
         if self._transforms_items():
             return False
         rows = [encode_item(item, self.session_id) for item in items]
-        async with self._append_lock:
+        async with self._append_lock():
             self._count = None
             for attempt in range(APPEND_ATTEMPTS):
                 expected = await self._count_or_create(None)
