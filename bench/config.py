@@ -50,6 +50,8 @@ class Settings:
     concurrency_turns: int = 1600
     concurrency_tasks: int = 16
     concurrency_repetitions: int = 5
+    runner_turns: int = 300
+    """Agents SDK runner turns per repetition and session (the ``runner`` phase)."""
 
     @classmethod
     def quick(cls) -> Settings:
@@ -64,6 +66,7 @@ class Settings:
             listing_ops=60,
             concurrency_turns=640,
             concurrency_repetitions=2,
+            runner_turns=100,
         )
 
     @classmethod

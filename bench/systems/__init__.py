@@ -8,11 +8,12 @@ from typing import Any
 from ..config import Servers
 from ..storage import Place, PostgresSchema, RedisKeys, SQLiteFile
 from ..workload import Subject
+from .helix_session import HelixSessionSubject
 from .langgraph import LangGraphPostgresSubject, LangGraphSQLiteSubject
 from .openai_sdk import SDKRedisSubject, SDKSQLAlchemySubject, SDKSQLiteSubject
 from .ours import HelixSubject
 
-__all__ = ["NAMESPACE", "all_subjects", "helix_subject"]
+__all__ = ["NAMESPACE", "all_subjects", "helix_subject", "session_pairs"]
 
 NAMESPACE = "helixbench"
 """Every schema, key prefix and file of a run starts with this; a run first removes leftovers."""
@@ -44,8 +45,8 @@ def helix_subject(
 
 
 def all_subjects(servers: Servers, workdir: Path) -> list[Subject]:
-    """Our four stores (SQLite twice: its default, and ``synchronous=FULL``), then the five
-    alternatives."""
+    """Our four stores (SQLite twice: its default, and ``synchronous=FULL``), HelixSession on
+    three of them, then the five alternatives."""
     ours: list[Subject] = [
         helix_subject(s, servers, workdir) for s in ("memory", "sqlite", "postgres", "redis")
     ]
@@ -55,9 +56,30 @@ def all_subjects(servers: Servers, workdir: Path) -> list[Subject]:
     return [
         *ours,
         full,
+        *(helix_session(s, servers, workdir) for s in ("sqlite", "postgres", "redis")),
         SDKSQLiteSubject(workdir / f"{NAMESPACE}_sdk.db"),
         SDKRedisSubject(servers.redis, f"{NAMESPACE}_sdk"),
         SDKSQLAlchemySubject(servers.postgres, f"{NAMESPACE}_sdk"),
         LangGraphPostgresSubject(servers.postgres, f"{NAMESPACE}_langgraph"),
         LangGraphSQLiteSubject(workdir / f"{NAMESPACE}_langgraph.db"),
+    ]
+
+
+def helix_session(server: str, servers: Servers, workdir: Path) -> HelixSessionSubject:
+    """HelixSession on our store on ``server``, its data apart from the plain store's."""
+    return HelixSessionSubject(helix_subject(server, servers, workdir, "_session"))
+
+
+SessionSubject = HelixSessionSubject | SDKSQLiteSubject | SDKRedisSubject | SDKSQLAlchemySubject
+
+
+def session_pairs(servers: Servers, workdir: Path) -> list[SessionSubject]:
+    """The SDK's session on each server, each followed by HelixSession on our store there."""
+    return [
+        SDKSQLiteSubject(workdir / f"{NAMESPACE}_runner_sdk.db"),
+        HelixSessionSubject(helix_subject("sqlite", servers, workdir, "_runner")),
+        SDKRedisSubject(servers.redis, f"{NAMESPACE}_runner_sdk"),
+        HelixSessionSubject(helix_subject("redis", servers, workdir, "_runner")),
+        SDKSQLAlchemySubject(servers.postgres, f"{NAMESPACE}_runner_sdk"),
+        HelixSessionSubject(helix_subject("postgres", servers, workdir, "_runner")),
     ]
