@@ -2,10 +2,11 @@
 
 Loaded by ``run_sdk_tests.py`` as ``-p helix_sdk_plugin`` into the SDK's own
 test tree (``--helix-backend memory|sqlite|postgres|redis``). Before any test
-module is imported, ``SQLiteSession`` and ``AsyncSQLiteSession`` (the classes
-those modules build directly) become HelixSession subclasses with the same
-constructor: sessions on one ``db_path`` share their data, ``":memory:"`` gives
-a session its own. The checked-in ``deselect.txt`` drops the tests of other
+module is imported, ``SQLiteSession``, ``AsyncSQLiteSession``, ``RedisSession``
+and ``SQLAlchemySession`` (the classes those modules build directly) become
+HelixSession subclasses with the same constructor: sessions on one ``db_path``
+(one Redis client and key prefix, one engine and table) share their data,
+``":memory:"`` gives a session its own. The checked-in ``deselect.txt`` drops the tests of other
 backends' internals.
 """
 
@@ -17,6 +18,7 @@ import importlib
 import inspect
 import json
 import os
+import signal
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any, cast
@@ -36,6 +38,8 @@ _stores: Stores | None = None
 _opened: list[tuple[asyncio.AbstractEventLoop, SessionStateStore]] = []
 # The keys of the current test: one lazily opened store per (key, event loop).
 _by_key: dict[str, _OpenedOnUse] = {}
+# The URL of each Redis client a swapped ``RedisSession.from_url`` made.
+_redis_clients: dict[int, str] = {}
 
 
 class _OpenedOnUse:
@@ -103,11 +107,95 @@ class HelixAsyncSQLiteSession(HelixSQLiteSession):
         """Nothing to free, as for every HelixSession."""
 
 
+class HelixRedisSession(HelixSession):
+    """``RedisSession``'s constructor: sessions on one server and key prefix share their data."""
+
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        redis_client: Any,
+        key_prefix: str = "agents:session",
+        ttl: int | None = None,
+        session_settings: Any = None,
+    ) -> None:
+        where = _redis_clients.get(id(redis_client), f"client-{id(redis_client)}")
+        store = _store_for(f"redis:{where}/{key_prefix}")
+        super().__init__(session_id, store, session_settings=session_settings)
+        self._redis = redis_client
+        self._key_prefix = key_prefix
+        self._ttl = ttl
+
+    @classmethod
+    def from_url(
+        cls, session_id: str, *, url: str, redis_kwargs: Any = None, **kwargs: Any
+    ) -> HelixRedisSession:
+        """As ``RedisSession.from_url``, with a client of its own (never used for the data)."""
+        from redis.asyncio import Redis
+
+        client = Redis.from_url(url, **(redis_kwargs or {}))
+        _redis_clients[id(client)] = url
+        return cls(session_id, redis_client=client, **kwargs)
+
+    async def ping(self) -> bool:
+        """The store is the caller's and open: always reachable here."""
+        return True
+
+    async def close(self) -> None:  # type: ignore[override]
+        """Nothing to free, as for every HelixSession."""
+
+
+class HelixSQLAlchemySession(HelixSession):
+    """``SQLAlchemySession``'s constructor: sessions on one database and table share their data."""
+
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        engine: Any,
+        create_tables: bool = False,
+        sessions_table: str = "agent_sessions",
+        messages_table: str = "agent_messages",
+        session_settings: Any = None,
+    ) -> None:
+        url = str(getattr(engine, "url", ""))
+        # Engines on one file or server share it; each engine on ":memory:" is a database.
+        where = url if url and ":memory:" not in url else f"engine-{id(engine)}"
+        store = _store_for(f"sqlalchemy:{where}/{messages_table}")
+        super().__init__(session_id, store, session_settings=session_settings)
+        self._engine = engine
+
+    @classmethod
+    def from_url(
+        cls, session_id: str, *, url: str, engine_kwargs: Any = None, **kwargs: Any
+    ) -> HelixSQLAlchemySession:
+        """As ``SQLAlchemySession.from_url``, with an engine of its own (never used for the data)."""
+        from sqlalchemy.ext.asyncio import create_async_engine
+
+        return cls(session_id, engine=create_async_engine(url, **(engine_kwargs or {})), **kwargs)
+
+    @property
+    def engine(self) -> Any:
+        """The engine the session was built on (the data is in the chosen backend)."""
+        return self._engine
+
+    async def close(self) -> None:  # type: ignore[override]
+        """Nothing to free, as for every HelixSession."""
+
+
 _SWAPS = {
     "SQLiteSession": (HelixSQLiteSession, ("agents", "agents.memory")),
     "AsyncSQLiteSession": (
         HelixAsyncSQLiteSession,
         ("agents.extensions.memory", "agents.extensions.memory.async_sqlite_session"),
+    ),
+    "RedisSession": (
+        HelixRedisSession,
+        ("agents.extensions.memory", "agents.extensions.memory.redis_session"),
+    ),
+    "SQLAlchemySession": (
+        HelixSQLAlchemySession,
+        ("agents.extensions.memory", "agents.extensions.memory.sqlalchemy_session"),
     ),
 }
 
@@ -121,6 +209,31 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="backend of the HelixSession that replaces the SDK's sessions",
     )
     parser.addoption("--helix-report", default=None, help="write the counts as JSON here")
+    parser.addoption(
+        "--helix-timeout",
+        type=int,
+        default=60,
+        help="fail a test that runs longer than this many seconds (0: never)",
+    )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """Fail a test that hangs (SIGALRM, as pytest-timeout's signal method), instead of the run."""
+    seconds: int = item.config.getoption("helix_timeout")
+    if not seconds:
+        return (yield)
+
+    def expire(signum: int, frame: Any) -> None:
+        raise TimeoutError(f"{item.nodeid} ran longer than {seconds}s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        return (yield)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 _counts: dict[str, int] = {}
@@ -210,6 +323,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(autouse=True)
 def _helix_fresh_keys() -> Iterator[None]:
     _by_key.clear()
+    _redis_clients.clear()
     yield
     # Stores of loops that are gone (a sync test's asyncio.run): their threads still stop.
     for _, store in _opened:
