@@ -169,7 +169,7 @@ class HelixSQLAlchemySession(HelixSession):
     def from_url(
         cls, session_id: str, *, url: str, engine_kwargs: Any = None, **kwargs: Any
     ) -> HelixSQLAlchemySession:
-        """As ``SQLAlchemySession.from_url``, with an engine of its own (never used for the data)."""
+        """As ``SQLAlchemySession.from_url``, with an engine of its own (not used for data)."""
         from sqlalchemy.ext.asyncio import create_async_engine
 
         return cls(session_id, engine=create_async_engine(url, **(engine_kwargs or {})), **kwargs)
