@@ -28,4 +28,5 @@ def test_the_sdk_session_tests_pass_on_helix_session(
         print(f"\n{summary}")
     assert counts["exit"] == 0, summary
     assert counts.get("failed", 0) == 0, summary
-    assert counts.get("passed", 0) > 500, summary
+    # Not an empty run: the session files hold about 470 tests that are not deselected.
+    assert counts.get("passed", 0) >= 400, summary

@@ -123,6 +123,8 @@ class HelixSession:
         for attempt in range(APPEND_ATTEMPTS):
             if expected is None:
                 expected = await self._count_or_create(wrapper)
+                if expected is None:
+                    continue  # created concurrently by another writer: count again
             try:
                 result = await self._handle.append(*rows, expect_message_count=expected)
             except MessageCountConflictError as exc:
@@ -140,6 +142,10 @@ class HelixSession:
             else:
                 self._count = result.message_count
                 return
+        raise MessageCountConflictError(
+            f"session {self.session_id!r}: add_items gave up after {APPEND_ATTEMPTS} attempts",
+            session_id=self.session_id,
+        )
 
     async def _count_or_create(self, wrapper: RunContextWrapper[Any] | None) -> int | None:
         try:
