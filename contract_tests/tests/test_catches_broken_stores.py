@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
 
 import pytest
 
@@ -13,7 +14,9 @@ from helix_agents.contract._base import rule_tests
 from helix_agents.core import (
     ApprovalResolution,
     CommitResult,
+    Message,
     MessageCommit,
+    MessageCountConflictError,
     PendingApproval,
     RecordResult,
     SessionInfo,
@@ -22,6 +25,7 @@ from helix_agents.core import (
 from helix_agents.store_memory import MemoryData, MemoryStateStore
 
 pytestmark = pytest.mark.anyio
+_T = TypeVar("_T")
 
 
 @pytest.fixture
@@ -59,16 +63,55 @@ class CountCheckedAfterWrite(MemoryStateStore):
 
 
 class TruncateKeepsDeliveries(MemoryStateStore):
-    """Drops rows on truncate but leaves the items they delivered marked delivered."""
+    """Drops rows on truncate, pop and replace but leaves the items they delivered delivered."""
+
+    async def _keeping_deliveries(self, session_id: str, cut: Callable[[], Awaitable[_T]]) -> _T:
+        with self._session(session_id) as session:
+            saved = dict(session.items), dict(session.late)
+        result = await cut()
+        with self._session(session_id) as session:
+            session.items, session.late = saved
+        return result
 
     async def truncate_messages(
         self, session_id: str, keep: int, *, fence_run_id: str | None = None
     ) -> None:
-        with self._session(session_id) as session:
-            saved = dict(session.items), dict(session.late)
-        await super().truncate_messages(session_id, keep, fence_run_id=fence_run_id)
-        with self._session(session_id) as session:
-            session.items, session.late = saved
+        await self._keeping_deliveries(
+            session_id,
+            lambda: super(TruncateKeepsDeliveries, self).truncate_messages(
+                session_id, keep, fence_run_id=fence_run_id
+            ),
+        )
+
+    async def pop_messages(
+        self, session_id: str, count: int = 1, *, fence_run_id: str | None = None
+    ) -> list[Message]:
+        return await self._keeping_deliveries(
+            session_id,
+            lambda: super(TruncateKeepsDeliveries, self).pop_messages(
+                session_id, count, fence_run_id=fence_run_id
+            ),
+        )
+
+    async def replace_messages(
+        self,
+        session_id: str,
+        keep: int,
+        messages: Sequence[Message],
+        *,
+        expect_message_count: int,
+        fence_run_id: str | None = None,
+    ) -> CommitResult:
+        return await self._keeping_deliveries(
+            session_id,
+            lambda: super(TruncateKeepsDeliveries, self).replace_messages(
+                session_id,
+                keep,
+                messages,
+                expect_message_count=expect_message_count,
+                fence_run_id=fence_run_id,
+            ),
+        )
 
 
 class FenceIgnoredOnRecord(MemoryStateStore):
@@ -119,6 +162,52 @@ class HandsOutStoredObjects(MemoryStateStore):
             return sorted(session.approvals.values(), key=lambda a: a.requested_at)
 
 
+class PopByReadThenTruncate(MemoryStateStore):
+    """Pops as a client of the older protocol must: count, read the last rows, truncate.
+
+    Each step is its own call, as over a network (the awaits let other writers in).
+    """
+
+    async def pop_messages(
+        self, session_id: str, count: int = 1, *, fence_run_id: str | None = None
+    ) -> list[Message]:
+        total = await self.get_message_count(session_id)
+        await asyncio.sleep(0)
+        rows = await self.get_messages(session_id, limit=count)
+        await asyncio.sleep(0)
+        await self.truncate_messages(session_id, total - len(rows), fence_run_id=fence_run_id)
+        return rows
+
+
+class ReplaceCheckedThenWritten(MemoryStateStore):
+    """Checks the expected count, then cuts and appends in a later call."""
+
+    async def replace_messages(
+        self,
+        session_id: str,
+        keep: int,
+        messages: Sequence[Message],
+        *,
+        expect_message_count: int,
+        fence_run_id: str | None = None,
+    ) -> CommitResult:
+        if await self.get_message_count(session_id) != expect_message_count:
+            raise MessageCountConflictError("stale", session_id=session_id)
+        await asyncio.sleep(0)
+        await self.truncate_messages(session_id, keep, fence_run_id=fence_run_id)
+        return await self.append_messages(session_id, MessageCommit(messages=tuple(messages)))
+
+
+class PopNewestFirst(MemoryStateStore):
+    """Returns the popped rows newest first."""
+
+    async def pop_messages(
+        self, session_id: str, count: int = 1, *, fence_run_id: str | None = None
+    ) -> list[Message]:
+        popped = await super().pop_messages(session_id, count, fence_run_id=fence_run_id)
+        return popped[::-1]
+
+
 BROKEN = [
     (RepeatOverwrites, "CI-1"),
     (CountCheckedAfterWrite, "EMC-1"),
@@ -126,10 +215,15 @@ BROKEN = [
     (TruncateKeepsDeliveries, "CI-6"),
     (TruncateKeepsDeliveries, "LA-6"),
     (TruncateKeepsDeliveries, "MSG-4"),
+    (TruncateKeepsDeliveries, "MSG-7"),
+    (TruncateKeepsDeliveries, "MSG-8"),
     (FenceIgnoredOnRecord, "CI-3"),
     (CloneCopiesItems, "CI-9"),
     (ResolvesEveryTime, "APR-2"),
     (HandsOutStoredObjects, "MSG-6"),
+    (PopByReadThenTruncate, "MSG-9"),
+    (ReplaceCheckedThenWritten, "MSG-10"),
+    (PopNewestFirst, "MSG-7"),
 ]
 
 
@@ -163,12 +257,13 @@ async def test_broken_store_fails_its_rule(store_cls: type[MemoryStateStore], ru
         await _run_rule(store_cls, rule_id)
 
 
-def test_state_machine_catches_a_broken_store() -> None:
+@pytest.mark.parametrize("store_cls", [TruncateKeepsDeliveries, PopNewestFirst])
+def test_state_machine_catches_a_broken_store(store_cls: type[MemoryStateStore]) -> None:
     from helix_agents.contract import run_state_machine
 
     data = MemoryData()
     with pytest.raises(Exception) as caught:  # noqa: PT011 - unpacked below
-        run_state_machine(lambda **o: TruncateKeepsDeliveries(data, **o), profile="helix-thorough")
+        run_state_machine(lambda **o: store_cls(data, **o), profile="helix-thorough")
     # Hypothesis reports each distinct failure it found (items and late answers).
     failures = getattr(caught.value, "exceptions", [caught.value])
     assert failures

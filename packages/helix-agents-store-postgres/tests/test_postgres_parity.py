@@ -108,6 +108,28 @@ CASES: dict[str, Op] = {
         fence_run_id="r9",
     ),
     "resolve unknown approval": lambda s: s.resolve_approval("s", "a"),
+    "pop fenced by another run": lambda s: s.pop_messages("s", fence_run_id="r9"),
+    "pop past retention removes the retained rows": lambda s: s.pop_messages("s", 5),
+    "bad pop count on a missing session": lambda s: s.pop_messages("missing", 0),
+    "bad pop count on a present session": lambda s: s.pop_messages("s", 501),
+    "replace fence wins over count": lambda s: s.replace_messages(
+        "s", 3, _rows("x"), expect_message_count=0, fence_run_id="r9"
+    ),
+    "replace with a stale count": lambda s: s.replace_messages(
+        "s", 3, _rows("x"), expect_message_count=4
+    ),
+    "replace below retention": lambda s: s.replace_messages(
+        "s", 2, _rows("x"), expect_message_count=5
+    ),
+    "bad keep wins over a stale count": lambda s: s.replace_messages(
+        "s", 6, [], expect_message_count=4
+    ),
+    "bad replace on a missing session": lambda s: s.replace_messages(
+        "missing", 6, [], expect_message_count=5
+    ),
+    "bad replace row": lambda s: s.replace_messages(
+        "s", 5, [{"role": "robot"}], expect_message_count=5
+    ),
     "bad commit on a missing session": lambda s: s.append_messages(
         "missing",
         {"messages": [{"role": "robot"}]},

@@ -299,6 +299,44 @@ class StoreMachine(RuleBasedStateMachine):
             self.store.truncate_messages(self.prefix + sid, keep),
         )
 
+    @rule(sid=SIDS, count=st.integers(0, 4), fence=FENCE)
+    def pop(self, sid: str, count: int, fence: str | None) -> None:
+        fence = self.fence(sid, fence)
+        self.both(lambda: self.model.pop(sid, count, fence), self._pop(sid, count, fence))
+
+    async def _pop(self, sid: str, count: int, fence: str | None) -> list[Any]:
+        popped = await self.store.pop_messages(self.prefix + sid, count, fence_run_id=fence)
+        return [row.content for row in popped]
+
+    @rule(
+        sid=SIDS,
+        keep=st.integers(0, 6),
+        n=st.integers(0, 3),
+        stale=st.sampled_from([False, False, True]),
+        fence=FENCE,
+    )
+    def replace(self, sid: str, keep: int, n: int, stale: bool, fence: str | None) -> None:
+        fence = self.fence(sid, fence)
+        model_session = self.model.sessions.get(sid)
+        expect = (len(model_session.rows) if model_session else 0) + stale
+        texts = self.rows(n)
+        self.both(
+            lambda: self.model.replace(sid, keep, texts, expect, fence),
+            self._replace(sid, keep, texts, expect, fence),
+        )
+
+    async def _replace(
+        self, sid: str, keep: int, texts: list[str], expect: int, fence: str | None
+    ) -> tuple[int, int, bool]:
+        result = await self.store.replace_messages(
+            self.prefix + sid,
+            keep,
+            [_row(t) for t in texts],
+            expect_message_count=expect,
+            fence_run_id=fence,
+        )
+        return result.first_index, result.message_count, result.replayed
+
     @rule(sid=SIDS, to=SIDS, up_to=st.one_of(st.none(), st.integers(0, 6)))
     def clone(self, sid: str, to: str, up_to: int | None) -> None:
         self.both(lambda: self.model.clone(sid, to, up_to), self._clone(sid, to, up_to))

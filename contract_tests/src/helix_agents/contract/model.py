@@ -153,6 +153,31 @@ class SessionModel:
             raise ValidationError(sid)
         s.cut(keep)
 
+    def pop(self, sid: str, count: int, fence: str | None) -> list[str]:
+        s = self._get(sid)
+        if not 1 <= count <= 500:
+            raise ValidationError(sid)
+        if s.fenced_by(fence):
+            raise RunSupersededError(sid)
+        keep = max(0, len(s.rows) - count)
+        popped = s.rows[keep:]
+        s.cut(keep)
+        return popped
+
+    def replace(
+        self, sid: str, keep: int, rows: list[str], expect: int, fence: str | None
+    ) -> tuple[int, int, bool]:
+        s = self._get(sid)
+        if not 0 <= keep <= expect:
+            raise ValidationError(sid)
+        if s.fenced_by(fence):
+            raise RunSupersededError(sid)
+        if expect != len(s.rows):
+            raise MessageCountConflictError(sid)
+        s.cut(keep)
+        s.rows += rows
+        return keep, len(s.rows), False
+
     def clone(self, sid: str, target: str, up_to: int | None) -> None:
         s = self._get(sid)
         end = len(s.rows) if up_to is None else up_to

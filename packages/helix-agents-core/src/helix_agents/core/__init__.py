@@ -6,7 +6,14 @@ from .cursors import (
     encode_message_cursor,
     encode_sessions_cursor,
 )
-from .edits import MAX_POP, check_pop_count, check_replace, check_replace_state, pop_keep
+from .edits import (
+    MAX_POP,
+    check_pop_count,
+    check_replace,
+    check_replace_state,
+    check_rows,
+    pop_keep,
+)
 from .errors import (
     ApprovalNotFoundError,
     ConcurrencyConflictError,
@@ -150,6 +157,7 @@ __all__ = [
     "check_pop_count",
     "check_replace",
     "check_replace_state",
+    "check_rows",
     "coerce",
     "commit_survives",
     "context_row_text",

@@ -22,6 +22,7 @@ __all__ = [
     "check_pop_count",
     "check_replace",
     "check_replace_state",
+    "check_rows",
     "pop_keep",
 ]
 
@@ -50,6 +51,11 @@ def check_replace(
     """
     check_limit(session_id, "expect_message_count", expect_message_count, 0, 2**62)
     check_limit(session_id, "keep", keep, 0, expect_message_count)
+    return check_rows(session_id, messages)
+
+
+def check_rows(session_id: str, messages: Sequence[Any]) -> list[Message]:
+    """Each row (a :data:`Message` or its JSON object) parsed; a bad one names its offset."""
     if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
         raise ValidationError(
             f"session {session_id!r}: messages must be a sequence of rows, "

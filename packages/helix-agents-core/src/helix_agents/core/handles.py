@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .edits import check_rows
 from .inputs import check_id
-from .messages import JsonObject, Message, parse_message
+from .messages import JsonObject, Message
 from .models import (
     ApprovalResolution,
     CommitResult,
@@ -74,7 +75,7 @@ class SessionHandle:
     ) -> CommitResult:
         """Append rows (messages or their JSON objects) in one commit."""
         commit = MessageCommit(
-            messages=tuple(parse_message(m) for m in messages),
+            messages=tuple(check_rows(self._id, messages)),
             expect_message_count=expect_message_count,
             fence_run_id=fence_run_id,
             commit_id=commit_id,
