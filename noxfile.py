@@ -7,7 +7,7 @@ import os
 import nox
 
 nox.options.default_venv_backend = "none"
-nox.options.sessions = ["lint", "types", "tests", "contract"]
+nox.options.sessions = ["lint", "types", "tests", "contract", "openai_agents"]
 
 BACKENDS = {
     "memory": "packages/helix-agents-store-memory",
@@ -36,6 +36,12 @@ def contract(session: nox.Session) -> None:
     uv_run(
         session, "pytest", "contract_tests/tests", "packages/helix-agents-core", *session.posargs
     )
+
+
+@nox.session
+def openai_agents(session: nox.Session) -> None:
+    """The OpenAI Agents SDK adapter on every backend, with the SDK's own session tests."""
+    uv_run(session, "pytest", "packages/helix-agents-openai-agents", *session.posargs)
 
 
 @nox.session
