@@ -93,7 +93,10 @@ class Stores:
         )
 
     def purge(self) -> None:
-        """Drop what this run's stores left on the servers."""
+        """Drop what this run's stores left: SQLite files, Postgres schemas, Redis keys."""
+        if self.backend == "sqlite":
+            for file in self.workdir.glob(f"{self.run}_*"):
+                file.unlink(missing_ok=True)
         if self.url is None:
             return
         if self.backend == "postgres":
