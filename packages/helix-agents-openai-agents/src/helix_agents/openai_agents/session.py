@@ -28,6 +28,7 @@ from helix_agents.core import (
 
 from ._compaction import read_snapshot
 from ._items import decode_item, encode_item
+from ._settle import settled
 
 if TYPE_CHECKING:
     from agents.items import TResponseInputItem
@@ -105,8 +106,7 @@ class HelixSession:
         if not items:
             return
         rows = [encode_item(item, self.session_id) for item in items]
-        async with self._append_lock():
-            await self._append(rows, wrapper)
+        await settled(self._append(rows, wrapper))
 
     def _append_lock(self) -> asyncio.Lock:
         loop = asyncio.get_running_loop()
@@ -117,6 +117,12 @@ class HelixSession:
         return lock
 
     async def _append(
+        self, rows: list[ChatMessage], wrapper: RunContextWrapper[Any] | None
+    ) -> None:
+        async with self._append_lock():
+            await self._commit(rows, wrapper)
+
+    async def _commit(
         self, rows: list[ChatMessage], wrapper: RunContextWrapper[Any] | None
     ) -> None:
         expected = self._count
@@ -175,6 +181,9 @@ class HelixSession:
         Rows another runtime wrote are not items: they are removed and passed over.
         """
         self._count = None
+        return await settled(self._pop())
+
+    async def _pop(self) -> TResponseInputItem | None:
         while True:
             try:
                 rows = await self._handle.pop(1)
@@ -189,6 +198,9 @@ class HelixSession:
     async def clear_session(self, *, wrapper: RunContextWrapper[Any] | None = None) -> None:
         """Remove every item; the session itself (and its owner) stays."""
         self._count = None
+        await settled(self._clear())
+
+    async def _clear(self) -> None:
         with contextlib.suppress(SessionNotFoundError):
             await self._handle.clear()
 
