@@ -47,11 +47,12 @@ async def test_cancellation_waits_for_the_write(store: SessionStateStore, operat
         await HelixSession("s", store).add_items([ITEM])
     paused = AckPaused(store, WRITES[operation])
     session = HelixSession("s", cast(SessionStateStore, paused))
-    call: Callable[[], Awaitable[Any]] = {
+    calls: dict[str, Callable[[], Awaitable[Any]]] = {
         "add": lambda: session.add_items([ITEM]),
         "pop": session.pop_item,
         "clear": session.clear_session,
-    }[operation]
+    }
+    call = calls[operation]
     task = asyncio.ensure_future(call())
     await paused.landed.wait()
     task.cancel()
