@@ -21,7 +21,7 @@ import os
 import signal
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 import pytest
 import pytest_asyncio
@@ -183,6 +183,58 @@ class HelixSQLAlchemySession(HelixSession):
         """Nothing to free, as for every HelixSession."""
 
 
+class HelixMongoDBSession(HelixSession):
+    """``MongoDBSession``'s constructor: sessions on one client, database and collection share."""
+
+    # The tests' session helper clears MongoDBSession's registry of initialised indexes.
+    _init_state: ClassVar[dict[Any, Any]] = {}
+
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        client: Any,
+        database: str = "agents",
+        sessions_collection: str = "agent_sessions",
+        messages_collection: str = "agent_messages",
+        session_settings: Any = None,
+    ) -> None:
+        store = _store_for(f"mongodb:client-{id(client)}/{database}/{messages_collection}")
+        super().__init__(session_id, store, session_settings=session_settings)
+        self._client = client
+
+    @classmethod
+    def from_uri(
+        cls,
+        session_id: str,
+        *,
+        uri: str,
+        database: str = "agents",
+        client_kwargs: Any = None,
+        session_settings: Any = None,
+        **kwargs: Any,
+    ) -> HelixMongoDBSession:
+        """As ``MongoDBSession.from_uri``: sessions on one URI and database share their data."""
+        return cls(
+            session_id,
+            client=uri,
+            database=database,
+            session_settings=session_settings,
+            **kwargs,
+        )
+
+    async def ping(self) -> bool:
+        """The store is the caller's and open: always reachable here."""
+        return True
+
+    async def close(self) -> None:  # type: ignore[override]
+        """Nothing to free, as for every HelixSession."""
+
+
+# Swapped in the test modules that import them once those modules are loaded: the SDK
+# module itself needs pymongo, which the MongoDB tests replace by fakes in sys.modules.
+_LATE_SWAPS: dict[str, type[HelixSession]] = {"MongoDBSession": HelixMongoDBSession}
+
 _SWAPS = {
     "SQLiteSession": (HelixSQLiteSession, ("agents", "agents.memory")),
     "AsyncSQLiteSession": (
@@ -288,7 +340,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Drop the tests named in deselect.txt; an entry that names no test is an error."""
+    """Swap the late classes; drop the tests deselect.txt names (naming none is an error)."""
+    for module in {item.module for item in items if isinstance(item, pytest.Function)}:
+        for name, swap in _LATE_SWAPS.items():
+            if hasattr(module, name):
+                setattr(module, name, swap)
     entries = {}
     for line in DESELECT_FILE.read_text().splitlines():
         node, _, reason = line.partition(" # ")
