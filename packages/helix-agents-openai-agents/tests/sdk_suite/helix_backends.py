@@ -10,6 +10,7 @@ key prefix), which :meth:`Stores.purge` removes.
 from __future__ import annotations
 
 import os
+import threading
 import uuid
 from pathlib import Path
 from typing import Any
@@ -68,19 +69,21 @@ class Stores:
         self.run = uuid.uuid4().hex[:10]
         self._memory: dict[str, MemoryData] = {}
         self._namespaces: dict[str, str] = {}
+        # Sessions built in several threads (each with its event loop) open stores at once.
+        self._guard = threading.Lock()
 
     def _namespace(self, key: str | None) -> str:
         if key is None:
-            return f"{self.run}_{len(self._namespaces)}_{uuid.uuid4().hex[:6]}"
-        if key not in self._namespaces:
-            self._namespaces[key] = f"{self.run}_{len(self._namespaces)}"
-        return self._namespaces[key]
+            return f"{self.run}_{uuid.uuid4().hex[:12]}"
+        with self._guard:
+            return self._namespaces.setdefault(key, f"{self.run}_{len(self._namespaces)}")
 
     def store(self, key: str | None = None, **options: Any) -> SessionStateStore:
         """A store (not yet entered) on the data of ``key``; ``None``: data of its own."""
         namespace = self._namespace(key)
         if self.backend == "memory":
-            data = self._memory.setdefault(namespace, MemoryData())
+            with self._guard:
+                data = self._memory.setdefault(namespace, MemoryData())
             return MemoryStateStore(data, **options)
         if self.backend == "sqlite":
             self.workdir.mkdir(parents=True, exist_ok=True)

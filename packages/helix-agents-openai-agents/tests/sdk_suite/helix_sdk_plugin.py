@@ -79,10 +79,8 @@ def _store_for(db_path: object) -> SessionStateStore:
     key = None if str(db_path) == ":memory:" else os.fspath(cast(Any, db_path))
     if key is None:
         return cast(SessionStateStore, _OpenedOnUse(None))
-    found = _by_key.get(key)
-    if found is None:
-        found = _by_key[key] = _OpenedOnUse(key)
-    return cast(SessionStateStore, found)
+    # setdefault: sessions of one key may be built in several threads at once.
+    return cast(SessionStateStore, _by_key.setdefault(key, _OpenedOnUse(key)))
 
 
 class HelixSQLiteSession(HelixSession):
