@@ -76,7 +76,13 @@ class Stores:
         if key is None:
             return f"{self.run}_{uuid.uuid4().hex[:12]}"
         with self._guard:
-            return self._namespaces.setdefault(key, f"{self.run}_{len(self._namespaces)}")
+            return self._namespaces.setdefault(key, f"{self.run}_{uuid.uuid4().hex[:12]}")
+
+    def forget_keys(self) -> None:
+        """Give every key fresh data from now on (keys built from object ids recur across tests)."""
+        with self._guard:
+            self._namespaces.clear()
+            self._memory.clear()
 
     def store(self, key: str | None = None, **options: Any) -> SessionStateStore:
         """A store (not yet entered) on the data of ``key``; ``None``: data of its own."""

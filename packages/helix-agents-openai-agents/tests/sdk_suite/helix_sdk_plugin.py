@@ -378,6 +378,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def _helix_fresh_keys() -> Iterator[None]:
     _by_key.clear()
     _redis_clients.clear()
+    if _stores is not None:
+        _stores.forget_keys()
     yield
     # Stores of loops that are gone (a sync test's asyncio.run): their threads still stop.
     for _, store in _opened:
