@@ -7,7 +7,7 @@ import os
 import nox
 
 nox.options.default_venv_backend = "none"
-nox.options.sessions = ["lint", "types", "tests", "contract", "langgraph", "cli"]
+nox.options.sessions = ["lint", "types", "tests", "contract", "langgraph", "cli", "openai_agents"]
 
 BACKENDS = {
     "memory": "packages/helix-agents-store-memory",
@@ -48,6 +48,12 @@ def langgraph(session: nox.Session) -> None:
 def cli(session: nox.Session) -> None:
     """The installed helix-store command, in subprocesses, on SQLite, Postgres and Redis."""
     uv_run(session, "pytest", "packages/helix-agents-cli", *session.posargs)
+
+
+@nox.session
+def openai_agents(session: nox.Session) -> None:
+    """The OpenAI Agents SDK adapter on every backend, with the SDK's own session tests."""
+    uv_run(session, "pytest", "packages/helix-agents-openai-agents", *session.posargs)
 
 
 @nox.session

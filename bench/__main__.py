@@ -75,12 +75,16 @@ def main(argv: list[str]) -> int:
     _wait_quiet(args.wait_quiet)
     results = asyncio.run(run(settings, servers, phases))
     write_json(results, RESULTS / f"{settings.mode}.json")
+    # The figure draws the turn workload: a run without that phase has none.
+    drawable = bool(results["turns"])
     if args.publish if args.publish is not None else settings.mode == "full":
-        plot(results, FIGURE)
+        if drawable:
+            plot(results, FIGURE)
         publish(results, PAGE)
         print(f"published {PAGE} and {FIGURE}")
     else:
-        plot(results, RESULTS / f"{settings.mode}.png")
+        if drawable:
+            plot(results, RESULTS / f"{settings.mode}.png")
         (RESULTS / f"{settings.mode}.md").write_text(render(results) + "\n")
     print(render(results))
     print(f"results: {RESULTS / (settings.mode + '.json')}")

@@ -57,6 +57,8 @@ class Settings:
     """Rows of the session the history search runs over (docs/context-strategies.md)."""
     context_ops: int = 20
     """Samples of each context-store operation per backend."""
+    runner_turns: int = 300
+    """Agents SDK runner turns per repetition and session (the ``runner`` phase)."""
 
     @classmethod
     def quick(cls) -> Settings:
@@ -73,6 +75,7 @@ class Settings:
             concurrency_repetitions=2,
             checkpoint_ops=60,
             context_ops=5,
+            runner_turns=100,
         )
 
     @classmethod

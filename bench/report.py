@@ -67,6 +67,35 @@ def _ratios(results: dict[str, Any]) -> list[str]:
     return _table(["ours", "alternative", "turns/s ratio, median (min-max) over repetitions"], rows)
 
 
+def _runner(results: dict[str, Any]) -> list[str]:
+    runs = results.get("runner", [])
+    by = {t["name"]: t for t in runs if not t["error"]}
+    rows = []
+    for t in runs:
+        if t["error"]:
+            rows.append([t["name"], t["server"], f"failed: {t['error']}", ""])
+            continue
+        tps = t["turns_per_s"]
+        peer = next(
+            (p for p, _ in PEERS.get(t["name"], []) if p in by and by[p]["server"] == t["server"]),
+            None,
+        )
+        ratio = ""
+        if peer is not None:
+            r = paired_ratios(t["turns_per_s_per_rep"], by[peer]["turns_per_s_per_rep"])
+            ratio = f"**{_f(r.median)}x** ({_f(r.low)}-{_f(r.high)}) vs {peer}"
+        rows.append(
+            [
+                t["name"],
+                t["server"],
+                f"**{_f(tps['median'], 0)}** ({_f(tps['low'], 0)}-{_f(tps['high'], 0)})",
+                ratio,
+            ]
+        )
+    head = ["session", "server", "runner turns/s median (min-max)", "ratio over repetitions"]
+    return _table(head, rows) if rows else ["(not run)", ""]
+
+
 def _floors(results: dict[str, Any]) -> list[str]:
     rows = [[name, _f(s["p50_ms"], 3), _f(s["p99_ms"], 3)] for name, s in results["floors"].items()]
     return _table(["floor", "p50 ms", "p99 ms"], rows)
@@ -188,6 +217,9 @@ def render(results: dict[str, Any]) -> str:
         "### Ratios against the alternatives",
         "",
         *_ratios(results),
+        "### The Agents SDK's runner turn (`Runner.run` with each session)",
+        "",
+        *_runner(results),
         "### Server floors",
         "",
         *_floors(results),

@@ -16,7 +16,8 @@ from .config import Servers, Settings
 from .context import measure_context
 from .floors import Floors
 from .growth import measure_growth, measure_listing
-from .systems import NAMESPACE, all_subjects, graph_subjects, helix_subject
+from .sdk_runner import measure_runner_turns
+from .systems import NAMESPACE, all_subjects, graph_subjects, helix_subject, session_pairs
 from .systems.ours import HelixSubject
 from .throughput import measure_turns
 from .workload import Subject
@@ -25,7 +26,7 @@ __all__ = ["PHASES", "run"]
 
 log = logging.getLogger("bench")
 
-PHASES = ("turns", "growth", "concurrency", "checkpoints", "context")
+PHASES = ("turns", "runner", "growth", "concurrency", "checkpoints", "context")
 _OURS = ("memory", "sqlite", "postgres", "redis")
 
 
@@ -58,6 +59,15 @@ async def _turns(settings: Settings, servers: Servers, workdir: Path, out: dict[
         await floors.close()
     out["turns"] = [r.as_dict() for r in results]
     out["floors"] = floors.summary()
+
+
+async def _runner(settings: Settings, servers: Servers, workdir: Path, out: dict[str, Any]) -> None:
+    subjects = [s for s in session_pairs(servers, workdir) if await _open(s, out["skipped"])]
+    try:
+        out["runner"] = await measure_runner_turns(subjects, settings)
+    finally:
+        for s in subjects:
+            await s.close()
 
 
 async def _per_backend(
@@ -111,11 +121,14 @@ async def run(settings: Settings, servers: Servers, phases: tuple[str, ...]) -> 
         "concurrency": {},
         "checkpoints": {},
         "context": {},
+        "runner": [],
     }
     workdir = Path(tempfile.mkdtemp(prefix="helixbench-"))
     try:
         if "turns" in phases:
             await _turns(settings, servers, workdir, out)
+        if "runner" in phases:
+            await _runner(settings, servers, workdir, out)
         for phase in ("growth", "concurrency", "context"):
             if phase in phases:
                 await _per_backend(settings, servers, workdir, out, phase)

@@ -16,8 +16,14 @@ PEERS: dict[str, list[tuple[str, float]]] = {
     "helix postgres": [("SDK SQLAlchemySession", 3.0), ("LangGraph AsyncPostgresSaver", 3.0)],
     "LangGraph on helix sqlite": [("LangGraph AsyncSqliteSaver", 0.0)],
     "LangGraph on helix postgres": [("LangGraph AsyncPostgresSaver", 0.0)],
+    "HelixSession sqlite": [("SDK SQLiteSession", 0.0)],
+    "HelixSession redis": [("SDK RedisSession", 0.0)],
+    "HelixSession postgres": [("SDK SQLAlchemySession", 0.0)],
 }
-"""Our store -> the alternatives it is compared with, and the target ratio (0: none)."""
+"""Our store -> the alternatives it is compared with, and the target ratio (0: none).
+
+The ``HelixSession`` pairs also name the ``runner`` phase's subjects (the SDK's runner turn).
+"""
 
 _FLOORS = {"helix redis": "redis PING", "helix postgres": "postgres 1-RT insert tx"}
 

@@ -9,11 +9,12 @@ from ..config import Servers
 from ..storage import Place, PostgresSchema, RedisKeys, SQLiteFile
 from ..workload import Subject
 from .helix_langgraph import HelixSaverSubject
+from .helix_session import HelixSessionSubject
 from .langgraph import GraphSubject, LangGraphPostgresSubject, LangGraphSQLiteSubject
 from .openai_sdk import SDKRedisSubject, SDKSQLAlchemySubject, SDKSQLiteSubject
 from .ours import HelixSubject
 
-__all__ = ["NAMESPACE", "all_subjects", "graph_subjects", "helix_subject"]
+__all__ = ["NAMESPACE", "all_subjects", "graph_subjects", "helix_subject", "session_pairs"]
 
 NAMESPACE = "helixbench"
 """Every schema, key prefix and file of a run starts with this; a run first removes leftovers."""
@@ -58,8 +59,9 @@ def graph_subjects(servers: Servers, workdir: Path, tag: str = "") -> list[Graph
 
 
 def all_subjects(servers: Servers, workdir: Path) -> list[Subject]:
-    """Our four stores (SQLite twice: its default, and ``synchronous=FULL``), the three SDK
-    sessions, then the graph on our saver and on LangGraph's two savers."""
+    """Our four stores (SQLite twice: its default, and ``synchronous=FULL``), HelixSession on
+    three of them, the three SDK sessions, then the graph on our saver and on LangGraph's
+    two savers."""
     ours: list[Subject] = [
         helix_subject(s, servers, workdir) for s in ("memory", "sqlite", "postgres", "redis")
     ]
@@ -69,8 +71,29 @@ def all_subjects(servers: Servers, workdir: Path) -> list[Subject]:
     return [
         *ours,
         full,
+        *(helix_session(s, servers, workdir) for s in ("sqlite", "postgres", "redis")),
         SDKSQLiteSubject(workdir / f"{NAMESPACE}_sdk.db"),
         SDKRedisSubject(servers.redis, f"{NAMESPACE}_sdk"),
         SDKSQLAlchemySubject(servers.postgres, f"{NAMESPACE}_sdk"),
         *graph_subjects(servers, workdir),
+    ]
+
+
+def helix_session(server: str, servers: Servers, workdir: Path) -> HelixSessionSubject:
+    """HelixSession on our store on ``server``, its data apart from the plain store's."""
+    return HelixSessionSubject(helix_subject(server, servers, workdir, "_session"))
+
+
+SessionSubject = HelixSessionSubject | SDKSQLiteSubject | SDKRedisSubject | SDKSQLAlchemySubject
+
+
+def session_pairs(servers: Servers, workdir: Path) -> list[SessionSubject]:
+    """The SDK's session on each server, each followed by HelixSession on our store there."""
+    return [
+        SDKSQLiteSubject(workdir / f"{NAMESPACE}_runner_sdk.db"),
+        HelixSessionSubject(helix_subject("sqlite", servers, workdir, "_runner")),
+        SDKRedisSubject(servers.redis, f"{NAMESPACE}_runner_sdk"),
+        HelixSessionSubject(helix_subject("redis", servers, workdir, "_runner")),
+        SDKSQLAlchemySubject(servers.postgres, f"{NAMESPACE}_runner_sdk"),
+        HelixSessionSubject(helix_subject("postgres", servers, workdir, "_runner")),
     ]

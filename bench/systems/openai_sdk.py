@@ -46,11 +46,12 @@ class _SDKSubject(Subject):
     def __init__(self) -> None:
         self.sessions: dict[str, SessionABC] = {}
 
-    def _session(self, session_id: str) -> SessionABC:
+    def session(self, session_id: str) -> SessionABC:
+        """A new session object for ``session_id``."""
         raise NotImplementedError
 
     async def start(self, session_id: str) -> None:
-        session = self._session(session_id)
+        session = self.session(session_id)
         # The first call creates the tables where the SDK does it lazily.
         await session.get_items(limit=1)
         self.sessions[session_id] = session
@@ -79,7 +80,7 @@ class SDKSQLiteSubject(_SDKSubject):
     async def open(self) -> None:
         await self.place.remove()
 
-    def _session(self, session_id: str) -> SessionABC:
+    def session(self, session_id: str) -> SessionABC:
         return SQLiteSession(session_id, db_path=self.path)
 
     async def close(self) -> None:
@@ -107,7 +108,7 @@ class SDKRedisSubject(_SDKSubject):
         await self.place.remove()
         self.client = Redis.from_url(self.url)
 
-    def _session(self, session_id: str) -> SessionABC:
+    def session(self, session_id: str) -> SessionABC:
         assert self.client is not None
         return RedisSession(session_id, redis_client=self.client, key_prefix=self.prefix)
 
@@ -141,7 +142,7 @@ class SDKSQLAlchemySubject(_SDKSubject):
             connect_args={"server_settings": {"search_path": self.schema}},
         )
 
-    def _session(self, session_id: str) -> SessionABC:
+    def session(self, session_id: str) -> SessionABC:
         assert self.engine is not None
         return SQLAlchemySession(session_id, engine=self.engine, create_tables=True)
 

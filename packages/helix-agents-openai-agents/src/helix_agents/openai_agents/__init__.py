@@ -1,0 +1,12 @@
+"""The OpenAI Agents SDK ``Session`` on any helix-agents session store.
+
+``HelixSession(session_id, store)`` stores the SDK's items as rows of the
+store's session; see docs/integrations/openai-agents.md.
+"""
+
+from __future__ import annotations
+
+from ._items import ITEM_FIELD, ItemNotJsonError, row_role
+from .session import HelixSession, UserIdHook
+
+__all__ = ["ITEM_FIELD", "HelixSession", "ItemNotJsonError", "UserIdHook", "row_role"]

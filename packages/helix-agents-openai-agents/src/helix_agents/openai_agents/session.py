@@ -1,0 +1,248 @@
+"""``HelixSession``: the OpenAI Agents SDK ``Session`` protocol over any session store."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import threading
+import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from agents.memory.session_settings import (
+    SessionSettings,
+    coerce_session_settings,
+    resolve_session_limit,
+)
+
+from helix_agents.core import (
+    ChatMessage,
+    MessageCountConflictError,
+    SessionExistsError,
+    SessionNotFoundError,
+    SessionStateStore,
+    check_id,
+    session_handle,
+)
+
+from ._compaction import read_snapshot
+from ._items import decode_item, encode_item
+from ._settle import settled
+
+if TYPE_CHECKING:
+    from agents.items import TResponseInputItem
+    from agents.memory.session import _CompactionSnapshot
+    from agents.run_context import RunContextWrapper
+
+__all__ = ["HelixSession", "UserIdHook"]
+
+UserIdHook: TypeAlias = Callable[["RunContextWrapper[Any]"], "str | None"]
+"""Takes the run's context wrapper and names the user who owns a new session."""
+
+APPEND_ATTEMPTS = 16
+"""How many times ``add_items`` commits before giving up to writers that keep winning."""
+
+
+class HelixSession:
+    """An SDK ``Session`` whose items live in a :class:`SessionStateStore`.
+
+    ``store`` stays the caller's: the session neither opens nor closes it.
+    ``user_id`` (a string, or a :data:`UserIdHook` called with the run's
+    context wrapper) owns the session when ``add_items`` creates it, so it
+    shows in ``store.sessions(user_id)``. Semantics are in
+    docs/integrations/openai-agents.md.
+    """
+
+    session_settings: SessionSettings | None
+
+    def __init__(
+        self,
+        session_id: str,
+        store: SessionStateStore,
+        *,
+        user_id: str | UserIdHook | None = None,
+        session_settings: SessionSettings | dict[str, Any] | None = None,
+    ) -> None:
+        self.session_id = check_id(session_id, "session_id")
+        if isinstance(user_id, str):
+            check_id(user_id, "user_id", session_id=session_id)
+        self.session_settings = (
+            coerce_session_settings(session_settings)
+            if session_settings is not None
+            else SessionSettings()
+        )
+        self.store = store
+        self._handle = session_handle(store, session_id)
+        self._user_id = user_id
+        # Serialise this instance's own appends, which would only conflict with each other;
+        # one lock per event loop, as an asyncio lock cannot wake a waiter in another loop.
+        self._append_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._locks_guard = threading.Lock()
+        # The row count after this instance's last write: the next append's expected count.
+        self._count: int | None = None
+
+    async def get_items(
+        self, limit: int | None = None, *, wrapper: RunContextWrapper[Any] | None = None
+    ) -> list[TResponseInputItem]:
+        """Items oldest first; ``limit`` keeps the latest N (0: none, negative: all)."""
+        resolved = resolve_session_limit(limit, self.session_settings)
+        if resolved == 0:
+            return []
+        try:
+            rows = await self._handle.messages(
+                None if resolved is None or resolved < 0 else resolved
+            )
+        except SessionNotFoundError:
+            return []
+        return [item for row in rows if (item := decode_item(row)) is not None]
+
+    async def add_items(
+        self, items: list[TResponseInputItem], *, wrapper: RunContextWrapper[Any] | None = None
+    ) -> None:
+        """Append ``items`` in one commit, creating the session if it does not exist."""
+        if not items:
+            return
+        rows = [encode_item(item, self.session_id) for item in items]
+        await settled(self._append(rows, wrapper))
+
+    def _append_lock(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        lock = self._append_locks.get(loop)
+        if lock is None:
+            with self._locks_guard:
+                lock = self._append_locks.setdefault(loop, asyncio.Lock())
+        return lock
+
+    async def _append(
+        self, rows: list[ChatMessage], wrapper: RunContextWrapper[Any] | None
+    ) -> None:
+        async with self._append_lock():
+            await self._commit(rows, wrapper)
+
+    async def _commit(
+        self, rows: list[ChatMessage], wrapper: RunContextWrapper[Any] | None
+    ) -> None:
+        expected = self._count
+        for attempt in range(APPEND_ATTEMPTS):
+            if expected is None:
+                expected = await self._count_or_create(wrapper)
+                if expected is None:
+                    continue  # created concurrently by another writer: count again
+            try:
+                result = await self._handle.append(*rows, expect_message_count=expected)
+            except MessageCountConflictError as exc:
+                if attempt == APPEND_ATTEMPTS - 1:
+                    raise
+                expected = exc.actual
+                if attempt:
+                    # Writers that keep colliding spread out instead of retrying in lockstep.
+                    await asyncio.sleep(random.uniform(0, 0.001 * attempt))
+            except SessionNotFoundError:
+                # Deleted since we counted: create it again on the next attempt.
+                if attempt == APPEND_ATTEMPTS - 1:
+                    raise
+                expected = None
+            else:
+                self._count = result.message_count
+                return
+        raise MessageCountConflictError(
+            f"session {self.session_id!r}: add_items gave up after {APPEND_ATTEMPTS} attempts",
+            session_id=self.session_id,
+        )
+
+    async def _count_or_create(self, wrapper: RunContextWrapper[Any] | None) -> int | None:
+        try:
+            return await self.store.get_message_count(self.session_id)
+        except SessionNotFoundError:
+            pass
+        try:
+            info = await self.store.create_session(self.session_id, user_id=self._owner(wrapper))
+        except SessionExistsError:
+            # A concurrent writer created it first; count on the next attempt.
+            return None
+        return info.message_count
+
+    def _owner(self, wrapper: RunContextWrapper[Any] | None) -> str | None:
+        if self._user_id is None or isinstance(self._user_id, str):
+            return self._user_id
+        if wrapper is None:
+            return None
+        user_id = self._user_id(wrapper)
+        return None if user_id is None else check_id(user_id, "user_id", session_id=self.session_id)
+
+    async def pop_item(
+        self, *, wrapper: RunContextWrapper[Any] | None = None
+    ) -> TResponseInputItem | None:
+        """Remove and return the newest item atomically; ``None`` when there is none.
+
+        Rows another runtime wrote are not items: they are removed and passed over.
+        """
+        self._count = None
+        return await settled(self._pop())
+
+    async def _pop(self) -> TResponseInputItem | None:
+        while True:
+            try:
+                rows = await self._handle.pop(1)
+            except SessionNotFoundError:
+                return None
+            if not rows:
+                return None
+            item = decode_item(rows[0])
+            if item is not None:
+                return item
+
+    async def clear_session(self, *, wrapper: RunContextWrapper[Any] | None = None) -> None:
+        """Remove every item; the session itself (and its owner) stays."""
+        self._count = None
+        await settled(self._clear())
+
+    async def _clear(self) -> None:
+        with contextlib.suppress(SessionNotFoundError):
+            await self._handle.clear()
+
+    def close(self) -> None:
+        """Nothing to free: the store belongs to the caller, who closes it."""
+
+    def _transforms_items(self) -> bool:
+        # A subclass that transforms items must supply its own hooks, as the SDK's do.
+        cls = type(self)
+        return any(
+            getattr(cls, name) is not getattr(HelixSession, name)
+            for name in ("get_items", "add_items")
+        )
+
+    async def _atomic_replace_items(self, items: list[TResponseInputItem]) -> bool:
+        """The SDK's whole-history replacement for manual compaction, in one commit."""
+        if self._transforms_items():
+            return False
+        rows = [encode_item(item, self.session_id) for item in items]
+        async with self._append_lock():
+            self._count = None
+            for attempt in range(APPEND_ATTEMPTS):
+                expected = await self._count_or_create(None)
+                if expected is None:
+                    continue
+                try:
+                    result = await self.store.replace_messages(
+                        self.session_id, 0, rows, expect_message_count=expected
+                    )
+                except (MessageCountConflictError, SessionNotFoundError):
+                    if attempt == APPEND_ATTEMPTS - 1:
+                        raise
+                    continue
+                self._count = result.message_count
+                return True
+        return False
+
+    async def _get_compaction_snapshot(
+        self, limit: int, *, prune_prefix: Callable[[TResponseInputItem], bool] | None = None
+    ) -> _CompactionSnapshot | None:
+        """The SDK's suffix-replacement hook for automatic compaction (see docs)."""
+        if self._transforms_items():
+            return None
+        self._count = None
+        return await read_snapshot(self.store, self.session_id, limit, prune_prefix)

@@ -1,0 +1,410 @@
+"""pytest plugin: the SDK's session tests with its session classes swapped for HelixSession.
+
+Loaded by ``run_sdk_tests.py`` as ``-p helix_sdk_plugin`` into the SDK's own
+test tree (``--helix-backend memory|sqlite|postgres|redis``). Before any test
+module is imported, ``SQLiteSession``, ``AsyncSQLiteSession``, ``RedisSession``
+and ``SQLAlchemySession`` (the classes those modules build directly) become
+HelixSession subclasses with the same constructor: sessions on one ``db_path``
+(one Redis client and key prefix, one engine and table) share their data,
+``":memory:"`` gives a session its own. The checked-in ``deselect.txt`` drops the tests of other
+backends' internals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import inspect
+import json
+import os
+import signal
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any, ClassVar, cast
+
+import pytest
+import pytest_asyncio
+from helix_backends import BACKENDS, Stores, server_url
+
+from helix_agents.core import SessionStateStore
+from helix_agents.openai_agents import HelixSession
+
+DESELECT_FILE = Path(__file__).with_name("deselect.txt")
+REQUIRE_BACKENDS_ENV = "HELIX_REQUIRE_BACKENDS"
+
+_stores: Stores | None = None
+# Stores opened so far, with the loop each was opened in.
+_opened: list[tuple[asyncio.AbstractEventLoop, SessionStateStore]] = []
+# The keys of the current test: one lazily opened store per (key, event loop).
+_by_key: dict[str, _OpenedOnUse] = {}
+# The URL of each Redis client a swapped ``RedisSession.from_url`` made.
+_redis_clients: dict[int, str] = {}
+
+
+class _OpenedOnUse:
+    """A store entered on its first call in the running loop (sessions are built in sync code).
+
+    Postgres and Redis connections belong to one event loop, and the SDK's
+    fixtures run in another loop than its tests, so each loop gets its own
+    store on the key's data.
+    """
+
+    def __init__(self, key: str | None) -> None:
+        self._key = key
+        self._per_loop: dict[asyncio.AbstractEventLoop, SessionStateStore] = {}
+        self._lock: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
+
+    async def _store(self) -> SessionStateStore:
+        loop = asyncio.get_running_loop()
+        lock = self._lock.setdefault(loop, asyncio.Lock())
+        async with lock:
+            store = self._per_loop.get(loop)
+            if store is None:
+                assert _stores is not None
+                store = await _stores.store(self._key).__aenter__()
+                self._per_loop[loop] = store
+                _opened.append((loop, store))
+            return store
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            method = getattr(await self._store(), name)
+            return await method(*args, **kwargs)
+
+        return call
+
+
+def _store_for(db_path: object) -> SessionStateStore:
+    key = None if str(db_path) == ":memory:" else os.fspath(cast(Any, db_path))
+    if key is None:
+        return cast(SessionStateStore, _OpenedOnUse(None))
+    # setdefault: sessions of one key may be built in several threads at once.
+    return cast(SessionStateStore, _by_key.setdefault(key, _OpenedOnUse(key)))
+
+
+class HelixSQLiteSession(HelixSession):
+    """``SQLiteSession``'s constructor over HelixSession on the chosen backend."""
+
+    def __init__(
+        self,
+        session_id: str,
+        db_path: str | os.PathLike[str] = ":memory:",
+        sessions_table: str = "agent_sessions",
+        messages_table: str = "agent_messages",
+        session_settings: Any = None,
+    ) -> None:
+        super().__init__(session_id, _store_for(db_path), session_settings=session_settings)
+        self.db_path = db_path
+
+
+class HelixAsyncSQLiteSession(HelixSQLiteSession):
+    """``AsyncSQLiteSession``'s constructor, whose ``close`` is a coroutine."""
+
+    async def close(self) -> None:  # type: ignore[override]
+        """Nothing to free, as for every HelixSession."""
+
+
+class HelixRedisSession(HelixSession):
+    """``RedisSession``'s constructor: sessions on one server and key prefix share their data."""
+
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        redis_client: Any,
+        key_prefix: str = "agents:session",
+        ttl: int | None = None,
+        session_settings: Any = None,
+    ) -> None:
+        where = _redis_clients.get(id(redis_client), f"client-{id(redis_client)}")
+        store = _store_for(f"redis:{where}/{key_prefix}")
+        super().__init__(session_id, store, session_settings=session_settings)
+        self._redis = redis_client
+        self._key_prefix = key_prefix
+        self._ttl = ttl
+
+    @classmethod
+    def from_url(
+        cls, session_id: str, *, url: str, redis_kwargs: Any = None, **kwargs: Any
+    ) -> HelixRedisSession:
+        """As ``RedisSession.from_url``, with a client of its own (never used for the data)."""
+        from redis.asyncio import Redis
+
+        client = Redis.from_url(url, **(redis_kwargs or {}))
+        _redis_clients[id(client)] = url
+        return cls(session_id, redis_client=client, **kwargs)
+
+    async def ping(self) -> bool:
+        """The store is the caller's and open: always reachable here."""
+        return True
+
+    async def close(self) -> None:  # type: ignore[override]
+        """Nothing to free, as for every HelixSession."""
+
+
+class HelixSQLAlchemySession(HelixSession):
+    """``SQLAlchemySession``'s constructor: sessions on one database and table share their data."""
+
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        engine: Any,
+        create_tables: bool = False,
+        sessions_table: str = "agent_sessions",
+        messages_table: str = "agent_messages",
+        session_settings: Any = None,
+    ) -> None:
+        url = str(getattr(engine, "url", ""))
+        # Engines on one file or server share it; each engine on ":memory:" is a database.
+        where = url if url and ":memory:" not in url else f"engine-{id(engine)}"
+        store = _store_for(f"sqlalchemy:{where}/{messages_table}")
+        super().__init__(session_id, store, session_settings=session_settings)
+        self._engine = engine
+
+    @classmethod
+    def from_url(
+        cls, session_id: str, *, url: str, engine_kwargs: Any = None, **kwargs: Any
+    ) -> HelixSQLAlchemySession:
+        """As ``SQLAlchemySession.from_url``, with an engine of its own (not used for data)."""
+        from sqlalchemy.ext.asyncio import create_async_engine
+
+        return cls(session_id, engine=create_async_engine(url, **(engine_kwargs or {})), **kwargs)
+
+    @property
+    def engine(self) -> Any:
+        """The engine the session was built on (the data is in the chosen backend)."""
+        return self._engine
+
+    async def close(self) -> None:  # type: ignore[override]
+        """Nothing to free, as for every HelixSession."""
+
+
+class HelixMongoDBSession(HelixSession):
+    """``MongoDBSession``'s constructor: sessions on one client, database and collection share."""
+
+    # The tests' session helper clears MongoDBSession's registry of initialised indexes.
+    _init_state: ClassVar[dict[Any, Any]] = {}
+
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        client: Any,
+        database: str = "agents",
+        sessions_collection: str = "agent_sessions",
+        messages_collection: str = "agent_messages",
+        session_settings: Any = None,
+    ) -> None:
+        store = _store_for(f"mongodb:client-{id(client)}/{database}/{messages_collection}")
+        super().__init__(session_id, store, session_settings=session_settings)
+        self._client = client
+
+    @classmethod
+    def from_uri(
+        cls,
+        session_id: str,
+        *,
+        uri: str,
+        database: str = "agents",
+        client_kwargs: Any = None,
+        session_settings: Any = None,
+        **kwargs: Any,
+    ) -> HelixMongoDBSession:
+        """As ``MongoDBSession.from_uri``: sessions on one URI and database share their data."""
+        return cls(
+            session_id,
+            client=uri,
+            database=database,
+            session_settings=session_settings,
+            **kwargs,
+        )
+
+    async def ping(self) -> bool:
+        """The store is the caller's and open: always reachable here."""
+        return True
+
+    async def close(self) -> None:  # type: ignore[override]
+        """Nothing to free, as for every HelixSession."""
+
+
+# Swapped in the test modules that import them once those modules are loaded: the SDK
+# module itself needs pymongo, which the MongoDB tests replace by fakes in sys.modules.
+_LATE_SWAPS: dict[str, type[HelixSession]] = {"MongoDBSession": HelixMongoDBSession}
+
+_SWAPS = {
+    "SQLiteSession": (HelixSQLiteSession, ("agents", "agents.memory")),
+    "AsyncSQLiteSession": (
+        HelixAsyncSQLiteSession,
+        ("agents.extensions.memory", "agents.extensions.memory.async_sqlite_session"),
+    ),
+    "RedisSession": (
+        HelixRedisSession,
+        ("agents.extensions.memory", "agents.extensions.memory.redis_session"),
+    ),
+    "SQLAlchemySession": (
+        HelixSQLAlchemySession,
+        ("agents.extensions.memory", "agents.extensions.memory.sqlalchemy_session"),
+    ),
+}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """``--helix-backend``: the store under the swapped sessions."""
+    parser.addoption(
+        "--helix-backend",
+        choices=BACKENDS,
+        default=os.environ.get("HELIX_SDK_BACKEND", "memory"),
+        help="backend of the HelixSession that replaces the SDK's sessions",
+    )
+    parser.addoption("--helix-report", default=None, help="write the counts as JSON here")
+    parser.addoption(
+        "--helix-timeout",
+        type=int,
+        default=60,
+        help="fail a test that runs longer than this many seconds (0: never)",
+    )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """Fail a test that hangs (SIGALRM, as pytest-timeout's signal method), instead of the run."""
+    seconds: int = item.config.getoption("helix_timeout")
+    if not seconds:
+        return (yield)
+
+    def expire(signum: int, frame: Any) -> None:
+        raise TimeoutError(f"{item.nodeid} ran longer than {seconds}s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        return (yield)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+_counts: dict[str, int] = {}
+
+
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    """Count deselected tests."""
+    _counts["deselected"] = _counts.get("deselected", 0) + len(items)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Count outcomes: a test is failed if any phase failed, skipped if its setup skipped."""
+    if report.when == "call" or (report.when == "setup" and not report.passed):
+        _counts[report.outcome] = _counts.get(report.outcome, 0) + 1
+    elif report.when == "teardown" and report.failed:
+        _counts["failed"] = _counts.get("failed", 0) + 1
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Write the counts for the runner."""
+    path = session.config.getoption("helix_report")
+    if path:
+        Path(path).write_text(json.dumps(_counts))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Find the backend's server and swap the session classes before any test module loads."""
+    global _stores
+    backend = config.getoption("helix_backend")
+    url, why = server_url(backend)
+    if why:
+        if os.environ.get(REQUIRE_BACKENDS_ENV, "") not in ("", "0"):
+            raise pytest.UsageError(f"{why} ({REQUIRE_BACKENDS_ENV} is set)")
+        pytest.exit(f"skipped: {why}", returncode=0)
+    workdir = Path(config.rootpath) / ".helix-sdk-work" / backend
+    _stores = Stores(backend, url, workdir)
+    # What the SDK itself builds on the real classes (subclasses, isinstance checks) loads first.
+    for module in (
+        "agents.extensions.memory.advanced_sqlite_session",
+        "agents.extensions.memory.encrypt_session",
+    ):
+        importlib.import_module(module)
+    for name, (swap, modules) in _SWAPS.items():
+        for module in modules:
+            setattr(importlib.import_module(module), name, swap)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Remove the run's schemas or keys."""
+    if _stores is not None:
+        _stores.purge()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Swap the late classes; drop the tests deselect.txt names (naming none is an error)."""
+    for module in {item.module for item in items if isinstance(item, pytest.Function)}:
+        for name, swap in _LATE_SWAPS.items():
+            if hasattr(module, name):
+                setattr(module, name, swap)
+    entries = {}
+    for line in DESELECT_FILE.read_text().splitlines():
+        node, _, reason = line.partition(" # ")
+        if node.strip() and not line.startswith("#") and "::" in node:
+            entries[node.strip()] = reason.strip()
+    chosen, dropped, used = [], [], set()
+    for item in items:
+        match = next(
+            (
+                e
+                for e in entries
+                if item.nodeid == e
+                or item.nodeid.startswith(e + "::")
+                or item.nodeid.startswith(e + "[")
+            ),
+            None,
+        )
+        if match is None:
+            chosen.append(item)
+        else:
+            used.add(match)
+            dropped.append(item)
+    # An entry for a file that ran but that names none of its tests is stale.
+    files = {item.nodeid.split("::")[0] for item in items}
+    unused = {e for e in set(entries) - used if e.split("::")[0] in files}
+    if unused and not config.getoption("keyword") and not any("::" in a for a in config.args):
+        raise pytest.UsageError(f"deselect.txt names no collected test: {sorted(unused)}")
+    config.hook.pytest_deselected(items=dropped)
+    items[:] = chosen
+
+
+@pytest.fixture(autouse=True)
+def _helix_fresh_keys() -> Iterator[None]:
+    _by_key.clear()
+    _redis_clients.clear()
+    if _stores is not None:
+        _stores.forget_keys()
+    yield
+    # Stores of loops that are gone (a sync test's asyncio.run): their threads still stop.
+    for _, store in _opened:
+        if not inspect.iscoroutinefunction(getattr(store, "close", None)):
+            continue
+        with contextlib.suppress(Exception):  # best effort: the store's loop has closed
+            asyncio.run(store.close())
+    _opened.clear()
+
+
+async def _close_opened_in_this_loop() -> None:
+    loop = asyncio.get_running_loop()
+    mine = [store for (owner, store) in _opened if owner is loop]
+    _opened[:] = [(owner, store) for (owner, store) in _opened if owner is not loop]
+    for store in mine:
+        await store.close()
+
+
+@pytest_asyncio.fixture(loop_scope="function", autouse=True)
+async def _helix_close_test_loop_stores() -> AsyncIterator[None]:
+    yield
+    await _close_opened_in_this_loop()
+
+
+@pytest_asyncio.fixture(loop_scope="session", autouse=True)
+async def _helix_close_session_loop_stores() -> AsyncIterator[None]:
+    yield
+    await _close_opened_in_this_loop()
