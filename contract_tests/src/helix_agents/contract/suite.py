@@ -17,6 +17,7 @@ from .rules_edits import EditRules
 from .rules_handles import HandleRules
 from .rules_inputs import InputRules
 from .rules_messages import MessageRules
+from .rules_paging import PagingRules
 from .rules_queues import QueueRules
 from .rules_records import RecordRules
 from .rules_runs import RunRules
@@ -30,6 +31,7 @@ class SessionStoreContract(
     CommitRules,
     SessionRules,
     MessageRules,
+    PagingRules,
     EditRules,
     HandleRules,
     RunRules,
