@@ -66,11 +66,11 @@ class PagingRules:
         assert (rows, cursor) == (["1", "0"], None)
         # A page that ends on the last row is the last page, in both orders.
         for order in ("asc", "desc"):
-            rows, cursor = await _page(store, sid, 13, None, order)  # type: ignore[arg-type]
+            rows, cursor = await _page(store, sid, 13, None, order)
             assert len(rows) == 13 and cursor is None, order
-            rows, cursor = await _page(store, sid, 12, None, order)  # type: ignore[arg-type]
+            rows, cursor = await _page(store, sid, 12, None, order)
             assert len(rows) == 12 and cursor is not None, order
-            rows, cursor = await _page(store, sid, 1, cursor, order)  # type: ignore[arg-type]
+            rows, cursor = await _page(store, sid, 1, cursor, order)
             assert rows == (["12"] if order == "asc" else ["0"]) and cursor is None, order
 
     @rule("MSG-3")
@@ -85,7 +85,7 @@ class PagingRules:
                 walked: list[str] = []
                 cursor = None
                 while True:
-                    got, cursor = await _page(store, sid, limit, cursor, order)  # type: ignore[arg-type]
+                    got, cursor = await _page(store, sid, limit, cursor, order)
                     sizes.append(len(got))
                     walked += got
                     if cursor is None:
