@@ -14,13 +14,16 @@ from .machine import run_state_machine
 from .rules_arguments import ArgumentRules
 from .rules_commits import CommitRules
 from .rules_edits import EditRules
+from .rules_fidelity import FidelityRules
 from .rules_handles import HandleRules
 from .rules_inputs import InputRules
+from .rules_interplay import InterplayRules
 from .rules_messages import MessageRules
 from .rules_paging import PagingRules
 from .rules_queues import QueueRules
 from .rules_records import RecordRules
 from .rules_runs import RunRules
+from .rules_scale import ScaleRules
 from .rules_sessions import SessionRules
 
 __all__ = ["SessionStoreContract"]
@@ -32,6 +35,9 @@ class SessionStoreContract(
     SessionRules,
     MessageRules,
     PagingRules,
+    ScaleRules,
+    InterplayRules,
+    FidelityRules,
     EditRules,
     HandleRules,
     RunRules,
