@@ -1,31 +1,63 @@
-"""The contract catches broken stores: each wrong variant fails the rule it breaks."""
+"""The contract catches broken stores: each wrong variant fails the rule test it breaks.
+
+Every broken store wraps a correct memory store through the public API only
+(see ``broken_stores`` and ``broken_subtle``); the same rule test passes on the correct store.
+"""
 
 from __future__ import annotations
 
-import asyncio
 import inspect
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 
-from helix_agents.contract import SessionStoreContract
+from helix_agents.contract import SessionStoreContract, run_state_machine
 from helix_agents.contract._base import rule_tests
-from helix_agents.core import (
-    ApprovalResolution,
-    CommitResult,
-    Message,
-    MessageCommit,
-    MessageCountConflictError,
-    PendingApproval,
-    RecordResult,
-    SessionInfo,
-    StoredContextItem,
-)
+from helix_agents.core import StateStoreError
 from helix_agents.store_memory import MemoryData, MemoryStateStore
 
+from . import broken_stores as b
+from . import broken_subtle as sub
+
 pytestmark = pytest.mark.anyio
-_T = TypeVar("_T")
+
+# (broken store, the rule test that must catch it); grouped by the issue's classes of bugs.
+BROKEN: list[tuple[type[b.Wrapper], str]] = [
+    (b.RepeatOverwrites, "test_CI_1_insert_once_per_key"),
+    (b.CountCheckedAfterWrite, "test_EMC_1_stale_expected_count_refused"),
+    (b.CountCheckedAfterWrite, "test_EMC_2_check_is_atomic_with_write"),
+    (b.TruncateKeepsDeliveries, "test_CI_6_truncate_and_rewind_reopen"),
+    (b.TruncateKeepsDeliveries, "test_LA_6_truncate_and_rewind_reopen"),
+    (b.TruncateKeepsDeliveries, "test_MSG_4_truncate_bounds_and_effects"),
+    (b.TruncateKeepsDeliveries, "test_MSG_7_pop_bounds_and_effects"),
+    (b.TruncateKeepsDeliveries, "test_MSG_8_replace_order_of_checks_and_effects"),
+    (b.FenceIgnoredOnRecord, "test_CI_3_fenced_record_needs_live_run"),
+    (b.CloneCopiesItems, "test_CI_9_clone_copies_no_item"),
+    (b.ResolvesEveryTime, "test_APR_2_resolved_exactly_once"),
+    (b.PopByReadThenTruncate, "test_MSG_9_pop_is_atomic_beside_writers"),
+    (b.ReplaceCheckedThenWritten, "test_MSG_10_replace_is_atomic_beside_writers"),
+    (b.PopNewestFirst, "test_MSG_7_pop_bounds_and_effects"),
+    # paging
+    (sub.DescCursorCountsFromNewest, "test_MSG_3_pages_are_exact_while_rows_are_appended"),
+    (sub.PagesCappedAtTen, "test_MSG_3_every_page_size_walks_exactly"),
+    (sub.ListingByUserPrefix, "test_SES_6_user_ids_that_prefix_each_other"),
+    (sub.TiesByCreationOrder, "test_SES_6_ties_by_id_and_cursors_across_ties"),
+    # aliasing
+    (sub.HandsOutStoredObjects, "test_MSG_6_stored_rows_cannot_be_changed_by_callers"),
+    (sub.SharesCheckpointObjects, "test_MSG_6_no_read_or_write_shares_a_mutable_object"),
+    # scale
+    (sub.ListsTenAtMost, "test_CI_5_a_dozen_items_many_delivered_by_one_commit"),
+    # interplay
+    (sub.ChecksOnlyFirstDelivery, "test_CI_5_a_dozen_items_many_delivered_by_one_commit"),
+    (sub.TruncateResolvesApprovals, "test_APR_5_approvals_outlive_log_edits"),
+    (sub.ClearKeepsCommitIds, "test_IDEM_2_commit_ids_after_a_clear_and_a_cut_inside_a_commit"),
+    (sub.CutInsideKeepsCommitId, "test_IDEM_2_commit_ids_after_a_clear_and_a_cut_inside_a_commit"),
+    (sub.CountCheckedBeforeFence, "test_CMT_1_two_faults_at_once_the_first_check_wins"),
+    # error flags
+    (sub.UnnamedMissingSession, "test_ERR_1_every_refusal_class_from_every_kind_of_call"),
+    # round trip of every field
+    (sub.DropsProviderOptions, "test_INP_1_every_optional_field_reads_back"),
+]
 
 
 @pytest.fixture
@@ -33,212 +65,19 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-class RepeatOverwrites(MemoryStateStore):
-    """A repeat record replaces the queued item instead of being ignored."""
-
-    async def record_context_item(
-        self, session_id: str, record: StoredContextItem, *, fence_run_id: str | None = None
-    ) -> RecordResult:
-        with self._session(session_id) as session:
-            existing = session.items.get(record.key)
-            if existing is not None and existing[1] is None:
-                session.items[record.key] = (record, None)
-                return RecordResult(recorded=False)
-        return await super().record_context_item(session_id, record, fence_run_id=fence_run_id)
-
-
-class CountCheckedAfterWrite(MemoryStateStore):
-    """Writes the rows first and checks the expected count afterwards."""
-
-    async def append_messages(self, session_id: str, commit: MessageCommit) -> CommitResult:
-        expected = commit.expect_message_count
-        result = await super().append_messages(
-            session_id, commit.model_copy(update={"expect_message_count": None})
-        )
-        if expected is not None and commit.start_run is None and expected != result.first_index:
-            from helix_agents.core import MessageCountConflictError
-
-            raise MessageCountConflictError("stale", session_id=session_id)
-        return result
-
-
-class TruncateKeepsDeliveries(MemoryStateStore):
-    """Drops rows on truncate, pop and replace but leaves the items they delivered delivered."""
-
-    async def _keeping_deliveries(self, session_id: str, cut: Callable[[], Awaitable[_T]]) -> _T:
-        with self._session(session_id) as session:
-            saved = dict(session.items), dict(session.late)
-        result = await cut()
-        with self._session(session_id) as session:
-            session.items, session.late = saved
-        return result
-
-    async def truncate_messages(
-        self, session_id: str, keep: int, *, fence_run_id: str | None = None
-    ) -> None:
-        await self._keeping_deliveries(
-            session_id,
-            lambda: super(TruncateKeepsDeliveries, self).truncate_messages(
-                session_id, keep, fence_run_id=fence_run_id
-            ),
-        )
-
-    async def pop_messages(
-        self, session_id: str, count: int = 1, *, fence_run_id: str | None = None
-    ) -> list[Message]:
-        return await self._keeping_deliveries(
-            session_id,
-            lambda: super(TruncateKeepsDeliveries, self).pop_messages(
-                session_id, count, fence_run_id=fence_run_id
-            ),
-        )
-
-    async def replace_messages(
-        self,
-        session_id: str,
-        keep: int,
-        messages: Sequence[Message],
-        *,
-        expect_message_count: int,
-        fence_run_id: str | None = None,
-    ) -> CommitResult:
-        return await self._keeping_deliveries(
-            session_id,
-            lambda: super(TruncateKeepsDeliveries, self).replace_messages(
-                session_id,
-                keep,
-                messages,
-                expect_message_count=expect_message_count,
-                fence_run_id=fence_run_id,
-            ),
-        )
-
-
-class FenceIgnoredOnRecord(MemoryStateStore):
-    """Records context items whatever run is current."""
-
-    async def record_context_item(
-        self, session_id: str, record: StoredContextItem, *, fence_run_id: str | None = None
-    ) -> RecordResult:
-        return await super().record_context_item(session_id, record)
-
-
-class CloneCopiesItems(MemoryStateStore):
-    """Copies the queued context items into the clone."""
-
-    async def clone_session(
-        self, source_id: str, target_id: str | None = None, *, up_to: int | None = None
-    ) -> SessionInfo:
-        info = await super().clone_session(source_id, target_id, up_to=up_to)
-        for record in await self.list_undelivered_context_items(source_id):
-            await self.record_context_item(info.id, record)
-        return info
-
-
-class ResolvesEveryTime(MemoryStateStore):
-    """Says ``resolved`` to every caller of a known approval."""
-
-    async def resolve_approval(self, session_id: str, approval_id: str) -> ApprovalResolution:
-        answer = await super().resolve_approval(session_id, approval_id)
-        return "resolved" if answer == "already-resolved" else answer
-
-
-class HandsOutStoredObjects(MemoryStateStore):
-    """Keeps the caller's approval objects and hands the same ones back."""
-
-    async def add_pending_approvals(
-        self,
-        session_id: str,
-        approvals: Sequence[PendingApproval],
-        *,
-        fence_run_id: str | None = None,
-    ) -> None:
-        with self._session(session_id) as session:
-            for approval in approvals:
-                session.approvals.setdefault(approval.approval_id, approval)
-
-    async def list_pending_approvals(self, session_id: str) -> list[PendingApproval]:
-        with self._session(session_id) as session:
-            return sorted(session.approvals.values(), key=lambda a: a.requested_at)
-
-
-class PopByReadThenTruncate(MemoryStateStore):
-    """Pops as a client of the older protocol must: count, read the last rows, truncate.
-
-    Each step is its own call, as over a network (the awaits let other writers in).
-    """
-
-    async def pop_messages(
-        self, session_id: str, count: int = 1, *, fence_run_id: str | None = None
-    ) -> list[Message]:
-        total = await self.get_message_count(session_id)
-        await asyncio.sleep(0)
-        rows = await self.get_messages(session_id, limit=count)
-        await asyncio.sleep(0)
-        await self.truncate_messages(session_id, total - len(rows), fence_run_id=fence_run_id)
-        return rows
-
-
-class ReplaceCheckedThenWritten(MemoryStateStore):
-    """Checks the expected count, then cuts and appends in a later call."""
-
-    async def replace_messages(
-        self,
-        session_id: str,
-        keep: int,
-        messages: Sequence[Message],
-        *,
-        expect_message_count: int,
-        fence_run_id: str | None = None,
-    ) -> CommitResult:
-        if await self.get_message_count(session_id) != expect_message_count:
-            raise MessageCountConflictError("stale", session_id=session_id)
-        await asyncio.sleep(0)
-        await self.truncate_messages(session_id, keep, fence_run_id=fence_run_id)
-        return await self.append_messages(session_id, MessageCommit(messages=tuple(messages)))
-
-
-class PopNewestFirst(MemoryStateStore):
-    """Returns the popped rows newest first."""
-
-    async def pop_messages(
-        self, session_id: str, count: int = 1, *, fence_run_id: str | None = None
-    ) -> list[Message]:
-        popped = await super().pop_messages(session_id, count, fence_run_id=fence_run_id)
-        return popped[::-1]
-
-
-BROKEN = [
-    (RepeatOverwrites, "CI-1"),
-    (CountCheckedAfterWrite, "EMC-1"),
-    (CountCheckedAfterWrite, "EMC-2"),
-    (TruncateKeepsDeliveries, "CI-6"),
-    (TruncateKeepsDeliveries, "LA-6"),
-    (TruncateKeepsDeliveries, "MSG-4"),
-    (TruncateKeepsDeliveries, "MSG-7"),
-    (TruncateKeepsDeliveries, "MSG-8"),
-    (FenceIgnoredOnRecord, "CI-3"),
-    (CloneCopiesItems, "CI-9"),
-    (ResolvesEveryTime, "APR-2"),
-    (HandsOutStoredObjects, "MSG-6"),
-    (PopByReadThenTruncate, "MSG-9"),
-    (ReplaceCheckedThenWritten, "MSG-10"),
-    (PopNewestFirst, "MSG-7"),
-]
-
-
-def _rule(rule_id: str) -> Any:
-    [func] = [f for rid, f in rule_tests(SessionStoreContract).values() if rid == rule_id]
-    return func
-
-
-async def _run_rule(store_cls: type[MemoryStateStore], rule_id: str) -> None:
+def _factory(wrap: type[b.Wrapper] | None) -> Any:
     data = MemoryData()
 
-    def factory(**options: Any) -> MemoryStateStore:
-        return store_cls(data, **options)
+    def factory(**options: Any) -> Any:
+        store = MemoryStateStore(data, **options)
+        return store if wrap is None else wrap(store)
 
-    func = _rule(rule_id)
+    return factory
+
+
+async def _run(wrap: type[b.Wrapper] | None, test_name: str) -> None:
+    _, func = rule_tests(SessionStoreContract)[test_name]
+    factory = _factory(wrap)
     suite = SessionStoreContract()
     if "store" in inspect.signature(func).parameters:
         async with factory() as store:
@@ -248,22 +87,22 @@ async def _run_rule(store_cls: type[MemoryStateStore], rule_id: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("store_cls", "rule_id"), BROKEN, ids=[f"{c.__name__}-{r}" for c, r in BROKEN]
+    ("wrap", "test_name"),
+    BROKEN,
+    ids=[f"{w.__name__}-{rule_tests(SessionStoreContract)[t][0]}" for w, t in BROKEN],
 )
-async def test_broken_store_fails_its_rule(store_cls: type[MemoryStateStore], rule_id: str) -> None:
-    await _run_rule(MemoryStateStore, rule_id)  # the rule holds for the reference store
-    # A broken rule shows as a failed assert or a pytest.raises that did not raise.
-    with pytest.raises((AssertionError, pytest.fail.Exception)):
-        await _run_rule(store_cls, rule_id)
+async def test_broken_store_fails_its_rule(wrap: type[b.Wrapper], test_name: str) -> None:
+    await _run(None, test_name)  # the rule holds for the correct store
+    # A broken rule shows as a failed assert, a pytest.raises that did not raise,
+    # or a refusal of another class than the rule's.
+    with pytest.raises((AssertionError, pytest.fail.Exception, StateStoreError)):
+        await _run(wrap, test_name)
 
 
-@pytest.mark.parametrize("store_cls", [TruncateKeepsDeliveries, PopNewestFirst])
-def test_state_machine_catches_a_broken_store(store_cls: type[MemoryStateStore]) -> None:
-    from helix_agents.contract import run_state_machine
-
-    data = MemoryData()
+@pytest.mark.parametrize("wrap", [b.TruncateKeepsDeliveries, b.PopNewestFirst])
+def test_state_machine_catches_a_broken_store(wrap: type[b.Wrapper]) -> None:
     with pytest.raises(Exception) as caught:  # noqa: PT011 - unpacked below
-        run_state_machine(lambda **o: store_cls(data, **o), profile="helix-thorough")
+        run_state_machine(_factory(wrap), profile="helix-thorough")
     # Hypothesis reports each distinct failure it found (items and late answers).
     failures = getattr(caught.value, "exceptions", [caught.value])
     assert failures
