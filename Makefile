@@ -31,6 +31,10 @@ typecheck: $(SYNCED) ## Type-check every package and test with mypy --strict
 test: lint typecheck ## Lint, type-check, then run every test on every backend
 	$(UV) run pytest
 
+.PHONY: state-machine-long
+state-machine-long: $(SYNCED) ## Nightly: the state machine's long profile on every backend
+	HELIX_CONTRACT_PROFILE=helix-thorough $(UV) run pytest packages -k state_machine_matches_model
+
 .PHONY: demo
 demo: $(SYNCED) ## Run the scripted agent loop on ./helix-demo.db (SQLite)
 	$(UV) run python examples/agent_loop.py

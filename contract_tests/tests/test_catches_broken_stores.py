@@ -10,6 +10,7 @@ import inspect
 from typing import Any
 
 import pytest
+from hypothesis import Phase, settings
 
 from helix_agents.contract import SessionStoreContract, run_state_machine
 from helix_agents.contract._base import rule_tests
@@ -99,10 +100,16 @@ async def test_broken_store_fails_its_rule(wrap: type[b.Wrapper], test_name: str
         await _run(wrap, test_name)
 
 
+# Finding the bug is the point here, not the smallest example of it: no shrinking.
+settings.register_profile(
+    "helix-find", settings.get_profile("helix-thorough"), phases=[Phase.generate]
+)
+
+
 @pytest.mark.parametrize("wrap", [b.TruncateKeepsDeliveries, b.PopNewestFirst])
 def test_state_machine_catches_a_broken_store(wrap: type[b.Wrapper]) -> None:
     with pytest.raises(Exception) as caught:  # noqa: PT011 - unpacked below
-        run_state_machine(_factory(wrap), profile="helix-thorough")
+        run_state_machine(_factory(wrap), profile="helix-find")
     # Hypothesis reports each distinct failure it found (items and late answers).
     failures = getattr(caught.value, "exceptions", [caught.value])
     assert failures

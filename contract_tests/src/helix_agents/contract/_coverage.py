@@ -1,0 +1,88 @@
+"""How many steps of each kind the state machine tried, and how many of them landed."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+__all__ = [
+    "MAX_FAULT_SHARE",
+    "MIN_LANDED_SHARE",
+    "MIN_TRIES",
+    "STEP_KINDS",
+    "StepCounts",
+    "record_run",
+    "recorded_runs",
+]
+
+STEP_KINDS = (
+    "create",
+    "delete",
+    "clear",
+    "append",
+    "start_run",
+    "finish",
+    "record",
+    "checkpoint",
+    "truncate",
+    "pop",
+    "replace",
+    "clone",
+    "add_approval",
+    "resolve",
+)
+"""Every kind of step the machine takes; a run must try each."""
+
+MIN_LANDED_SHARE = 0.6
+"""The share of each kind of step that must land (most are built valid, a minority not)."""
+
+MIN_TRIES = 20
+"""A kind's share is judged once it was tried this often (fewer tries say little)."""
+
+MAX_FAULT_SHARE = 0.2
+"""Within one example, a step gets a fault only while refusals stay within this share."""
+
+
+@dataclass
+class StepCounts:
+    """Steps tried and landed, by kind, over one whole run (every example)."""
+
+    tried: Counter[str] = field(default_factory=Counter)
+    landed: Counter[str] = field(default_factory=Counter)
+
+    def count(self, kind: str, landed: bool) -> None:
+        """Count one step of ``kind``."""
+        self.tried[kind] += 1
+        self.landed[kind] += landed
+
+    def allows_fault(self) -> bool:
+        """Whether one more refused step keeps refusals within ``MAX_FAULT_SHARE`` of all steps."""
+        tried = sum(self.tried.values())
+        refused = tried - sum(self.landed.values())
+        return refused + 1 <= MAX_FAULT_SHARE * (tried + 1)
+
+    def shortfalls(self, min_share: float = MIN_LANDED_SHARE) -> list[str]:
+        """The kinds never tried, or tried ``MIN_TRIES`` times and landing below ``min_share``."""
+        return [
+            kind
+            for kind in STEP_KINDS
+            if not self.tried[kind]
+            or (self.tried[kind] >= MIN_TRIES and self.landed[kind] / self.tried[kind] < min_share)
+        ]
+
+    def table(self) -> str:
+        """One line: ``kind landed/tried`` for every kind."""
+        return ", ".join(f"{k} {self.landed[k]}/{self.tried[k]}" for k in STEP_KINDS)
+
+
+_RUNS: list[tuple[str, StepCounts]] = []
+
+
+def recorded_runs() -> list[tuple[str, StepCounts]]:
+    """The counts of every run in this process, each under the label it was recorded with."""
+    return _RUNS
+
+
+def record_run(label: str, counts: StepCounts) -> None:
+    """Keep ``counts`` for the end-of-session summary."""
+    _RUNS.append((label, counts))
