@@ -1,3 +1,4 @@
-"""The repository's own runs print the state machine's step counts at the end."""
+"""Plugins of the repository's own runs: pytester for the suite's tests, and the contract
+plugin, which ends each run with the state machine's step counts."""
 
-pytest_plugins = ["helix_agents.contract.plugin"]
+pytest_plugins = ["pytester", "helix_agents.contract.plugin"]
