@@ -57,6 +57,12 @@ def openai_agents(session: nox.Session) -> None:
 
 
 @nox.session
+def mutation(session: nox.Session) -> None:
+    """Mutation testing of the memory store and core's rules (``make mutation``)."""
+    session.run("make", "mutation", external=True)
+
+
+@nox.session
 def lint(session: nox.Session) -> None:
     """ruff lint and format check."""
     uv_run(session, "ruff", "check", ".")

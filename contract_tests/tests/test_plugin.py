@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from helix_agents.contract import RULE_IDS
+from helix_agents.contract import SessionStoreContract
+from helix_agents.contract._base import rule_tests
 
 
 @pytest.mark.parametrize("scheme", ["memory", "sqlite"])
@@ -13,7 +14,8 @@ def test_plugin_runs_suite_by_url(pytester: pytest.Pytester, scheme: str) -> Non
     result = pytester.runpytest_subprocess(
         "-p", "helix_agents.contract.plugin", "--store-url", url, "-q"
     )
-    result.assert_outcomes(passed=len(RULE_IDS) + 1)
+    # Every rule test, plus the state machine.
+    result.assert_outcomes(passed=len(rule_tests(SessionStoreContract)) + 1)
 
 
 def test_plugin_without_url_collects_nothing(pytester: pytest.Pytester) -> None:

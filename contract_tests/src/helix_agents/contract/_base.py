@@ -27,7 +27,12 @@ _F = TypeVar("_F", bound=Callable[..., Coroutine[Any, Any, None]])
 
 
 class StoreFactory(Protocol):
-    """Opens a store (not yet entered) on the test's data; call it twice for two instances."""
+    """Opens a store (not yet entered) on the test's data; call it twice for two instances.
+
+    Options are the store's own: ``max_messages=N`` (retention) and ``clock=`` (a
+    callable returning the aware ``datetime`` the store stamps its writes with),
+    so rules can make equal timestamps on purpose.
+    """
 
     def __call__(self, **options: Any) -> SessionStateStore: ...
 
@@ -41,12 +46,15 @@ class Capabilities:
       (the multi-writer rules EMC-2, IDEM-3, APR-2, RUN-5, MSG-9, MSG-10 and
       the SES-8 race);
     * ``handles`` — the store has ``session(id)`` and ``sessions(user_id)``
-      (core's ``SessionHandles`` mixin; HND-2).
+      (core's ``SessionHandles`` mixin; HND-2);
+    * ``clock`` — the store stamps its writes with the factory's ``clock=``
+      option (the rules on equal activity times, SES-6 and SES-7).
     """
 
     retention: bool = True
     shared_instances: bool = True
     handles: bool = True
+    clock: bool = True
 
 
 def backend_unavailable(reason: str) -> NoReturn:

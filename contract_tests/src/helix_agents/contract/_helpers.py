@@ -27,6 +27,20 @@ from helix_agents.core import (
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
+class FrozenClock:
+    """A clock for the factory's ``clock=`` option: it stands still until a test moves it."""
+
+    def __init__(self, now: datetime = T0) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        """Move the clock ``seconds`` forward."""
+        self.now += timedelta(seconds=seconds)
+
+
 def at(seconds: float) -> datetime:
     """A fixed, timezone-aware instant ``seconds`` after the suite's epoch."""
     return T0 + timedelta(seconds=seconds)

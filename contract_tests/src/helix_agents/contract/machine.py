@@ -38,6 +38,7 @@ from helix_agents.core import (
 )
 
 from ._base import StoreFactory
+from ._coverage import MIN_LANDED_SHARE, StepCounts
 from ._helpers import T0
 from .model import SessionModel
 
@@ -54,13 +55,13 @@ for _name, _examples, _steps in (("helix-ci", 20, 25), ("helix-thorough", 300, 6
     )
 
 _T = TypeVar("_T")
-SIDS = st.sampled_from(["s0", "s1"])
-RUNS = st.sampled_from([f"r{i}" for i in range(8)])
-KEYS = st.sampled_from(["k0", "k1", "k2"])
-FENCE = st.sampled_from([None, None, None, "current", "current", "r5"])
-EXPECT = st.sampled_from(["none", "right", "right", "stale"])
-# "queued" delivers what the model has queued (valid); a bare key may be missing or delivered.
-DELIVER = st.one_of(st.just(["queued"]), st.lists(KEYS, max_size=2))
+SIDS = ("s0", "s1", "s2")
+"""The sessions a run touches; the last is also where clones go."""
+GONE = "r-gone"
+"""A run id no session ever starts: a fence on it is always refused."""
+# Most steps are built valid from the model; the others carry one fault (see ``valid``).
+VALID = st.sampled_from([True, False])
+PICK = st.integers(0, 2**16)
 
 
 def _row(text: str) -> Message:
@@ -73,6 +74,7 @@ class StoreMachine(RuleBasedStateMachine):
     """Each step runs one operation on the store and on the model; outcomes must agree."""
 
     factory: StoreFactory
+    counts: StepCounts
 
     def __init__(self) -> None:
         super().__init__()
@@ -82,6 +84,9 @@ class StoreMachine(RuleBasedStateMachine):
         self.model = SessionModel()
         self.prefix = f"sm-{uuid.uuid4().hex[:8]}-"
         self.counter = 0
+        # Steps of this example alone: the share of faults must not depend on earlier
+        # examples, or Hypothesis could not replay one.
+        self.local = StepCounts()
 
     def run(self, coro: Coroutine[Any, Any, _T]) -> _T:
         return self.runner.run(coro)
@@ -94,164 +99,244 @@ class StoreMachine(RuleBasedStateMachine):
         finally:
             self.runner.close()
 
-    def both(self, model_op: Callable[[], object], store_op: Coroutine[Any, Any, Any]) -> Any:
-        """Run an operation on both sides and check they agree on the outcome."""
+    def both(
+        self,
+        kind: str,
+        model_op: Callable[[], object],
+        store_op: Coroutine[Any, Any, Any],
+        valid: bool = True,
+    ) -> Any:
+        """Run a step of ``kind`` on both sides, check they agree, and count whether it landed.
+
+        A step built ``valid`` from the model must land: if the model refuses it,
+        the machine built it wrong.
+        """
         try:
             expected: object = model_op()
         except StateStoreError as exc:
             expected = type(exc)
+        refused = isinstance(expected, type)
+        assert not (valid and refused), f"{kind} was built valid but the model refuses it"
         try:
             actual: object = self.run(store_op)
         except StateStoreError as exc:
             note(f"store raised {exc!r}")
             actual = type(exc)
-        assert _same(expected, actual), f"model {expected!r} != store {actual!r}"
+        assert _same(expected, actual), f"{kind}: model {expected!r} != store {actual!r}"
+        self.counts.count(kind, not isinstance(actual, type))
+        self.local.count(kind, not isinstance(actual, type))
         return actual
+
+    def valid(self, kind: str, drawn: bool) -> bool:
+        """Hypothesis draws whether a step carries a fault; the faults stay a minority."""
+        return drawn or not self.local.allows_fault(kind)
+
+    def fresh(self, prefix: str) -> str:
+        self.counter += 1
+        return f"{prefix}{self.counter}"
 
     def rows(self, n: int) -> list[str]:
         self.counter += n
         return [str(self.counter - i) for i in range(n, 0, -1)]
 
+    def existing(self, pick: int) -> str:
+        """A session the model has (creating ``s0`` when there is none)."""
+        if not self.model.sessions:
+            self.create(True, 0)
+        names = sorted(self.model.sessions)
+        return names[pick % len(names)]
+
+    def missing(self, pick: int) -> str | None:
+        names = [sid for sid in SIDS if sid not in self.model.sessions]
+        return names[pick % len(names)] if names else None
+
+    def live_run(self, sid: str) -> str | None:
+        run = self.model.sessions[sid].run
+        return run[0] if run is not None and run[1] == "live" else None
+
+    def fence(self, sid: str, pick: int, valid: bool) -> str | None:
+        """No fence or the live run when ``valid``; a run that is not live otherwise."""
+        if not valid:
+            return GONE
+        return self.live_run(sid) if pick % 2 else None
+
+    def queued(self, queue: dict[str, int | None], n: int, pick: int) -> list[tuple[str, int]]:
+        """Some of the queued keys (at most ``n``), each at an offset within ``n`` rows."""
+        keys = sorted(k for k, index in queue.items() if index is None)
+        if not (keys and n):
+            return []
+        first = pick % len(keys)
+        return [(k, i % n) for i, k in enumerate(keys[first : first + n])]
+
     @initialize()
     def create_all(self) -> None:
-        for sid in ("s0", "s1"):
-            self.lifecycle(sid, "create")
-
-    @rule(sid=SIDS, op=st.sampled_from(["create", "create", "delete", "clear"]))
-    def lifecycle(self, sid: str, op: str) -> None:
-        key = self.prefix + sid
-        if op == "create":
+        for sid in SIDS[:2]:
             self.both(
-                lambda: self.model.create(sid),
-                _void(self.store.create_session(key, user_id=self.prefix)),
+                "create",
+                lambda sid=sid: self.model.create(sid),  # type: ignore[misc]
+                _void(self.store.create_session(self.prefix + sid, user_id=self.prefix)),
             )
-        elif op == "delete":
-            self.both(lambda: self.model.delete(sid), self.store.delete_session(key))
-        else:
-            self.both(lambda: self.model.clear(sid), self.store.clear_session(key))
 
-    @rule(
-        sid=SIDS,
-        n=st.integers(0, 3),
-        expect=EXPECT,
-        fence=FENCE,
-        deliver=DELIVER,
-        deliver_late=DELIVER,
-        commit_id=st.one_of(st.none(), st.sampled_from(["c0", "c1", "c2"])),
-    )
-    def append(
-        self,
-        sid: str,
-        n: int,
-        expect: str,
-        fence: str | None,
-        deliver: list[str],
-        deliver_late: list[str],
-        commit_id: str | None,
-    ) -> None:
-        self._commit(sid, n, None, None, expect, fence, deliver, deliver_late, commit_id)
+    @rule(valid=VALID, pick=PICK)
+    def create(self, valid: bool, pick: int) -> None:
+        valid = self.valid("create", valid)
+        if valid and self.missing(pick) is None:
+            self.delete(True, pick)
+        sid = (self.missing(pick) if valid else None) or self.existing(pick)
+        self.both(
+            "create",
+            lambda: self.model.create(sid),
+            _void(self.store.create_session(self.prefix + sid, user_id=self.prefix)),
+            valid,
+        )
 
-    @rule(
-        sid=SIDS,
-        n=st.integers(0, 2),
-        run_id=RUNS,
-        rewind_to=st.one_of(st.none(), st.integers(0, 6)),
-        deliver=DELIVER,
-        deliver_late=DELIVER,
-    )
-    def start_run(
-        self,
-        sid: str,
-        n: int,
-        run_id: str,
-        rewind_to: int | None,
-        deliver: list[str],
-        deliver_late: list[str],
-    ) -> None:
-        self._commit(sid, n, run_id, rewind_to, "stale", None, deliver, deliver_late, None)
+    @rule(valid=VALID, pick=PICK)
+    def delete(self, valid: bool, pick: int) -> None:
+        valid = self.valid("delete", valid)
+        sid = (None if valid else self.missing(pick)) or self.existing(pick)
+        self.both(
+            "delete",
+            lambda: self.model.delete(sid),
+            self.store.delete_session(self.prefix + sid),
+            valid,
+        )
 
-    def fence(self, sid: str, choice: str | None) -> str | None:
-        """``"current"`` stands for the model's current run, whatever it is then."""
-        if choice != "current":
-            return choice
-        session = self.model.sessions.get(sid)
-        return session.run[0] if session is not None and session.run is not None else "r0"
+    @rule(valid=VALID, pick=PICK)
+    def clear(self, valid: bool, pick: int) -> None:
+        valid = self.valid("clear", valid)
+        sid = (None if valid else self.missing(pick)) or self.existing(pick)
+        self.both(
+            "clear",
+            lambda: self.model.clear(sid),
+            self.store.clear_session(self.prefix + sid),
+            valid,
+        )
+
+    @rule(valid=VALID, pick=PICK, n=st.integers(0, 3), with_id=st.sampled_from([0, 0, 1, 2]))
+    def append(self, valid: bool, pick: int, n: int, with_id: int) -> None:
+        valid = self.valid("append", valid)
+        sid = self.existing(pick)
+        session = self.model.sessions[sid]
+        count = len(session.rows)
+        items = self.queued(session.items, n, pick)
+        late = self.queued(session.late, n, pick // 7)
+        fence = self.fence(sid, pick, True)
+        expect: int | None = count if pick % 3 else None
+        known = sorted(session.commits)
+        commit_id = (
+            None
+            if with_id == 0
+            else known[pick % len(known)]
+            if with_id == 2 and known
+            else self.fresh("c")
+        )
+        if not valid:
+            fault = pick % 4
+            if fault == 0:
+                expect = count + 1
+            elif fault == 1:
+                fence = GONE
+            elif fault == 2 and n:
+                items = [*items, ("k-none", 0)]
+            else:
+                late = [*late, ("k-none", n)]
+        self._commit("append", valid, sid, n, None, None, expect, fence, items, late, commit_id)
+
+    @rule(valid=VALID, pick=PICK, n=st.integers(0, 2), rewind=st.booleans())
+    def start_run(self, valid: bool, pick: int, n: int, rewind: bool) -> None:
+        valid = self.valid("start_run", valid)
+        sid = self.existing(pick)
+        session = self.model.sessions[sid]
+        count = len(session.rows)
+        rewind_to = pick % (count + 1) if rewind else None
+        run_id = self.fresh("r")
+        if not valid:
+            if session.run_ids and pick % 2:
+                run_id = sorted(session.run_ids)[pick % len(session.run_ids)]
+            else:
+                rewind_to = count + 1
+        # An item delivered past the rewind point is queued again for this very commit.
+        items = self.queued(session.items, n, pick)
+        late = self.queued(session.late, n, pick // 5)
+        self._commit(
+            "start_run", valid, sid, n, run_id, rewind_to, count + 7, None, items, late, None
+        )
 
     def _commit(
         self,
+        kind: str,
+        valid: bool,
         sid: str,
         n: int,
         run_id: str | None,
         rewind_to: int | None,
-        expect: str,
+        expect: int | None,
         fence: str | None,
-        deliver: list[str],
-        deliver_late: list[str],
+        items: list[tuple[str, int]],
+        late: list[tuple[str, int]],
         commit_id: str | None,
     ) -> None:
-        fence = self.fence(sid, fence)
-        model_session = self.model.sessions.get(sid)
-        count = len(model_session.rows) if model_session else 0
-        expected_count = {"none": None, "right": count, "stale": count + 1}[expect]
-
-        def chosen(keys: list[str], queue: dict[str, int | None] | None) -> list[tuple[str, int]]:
-            if keys == ["queued"]:
-                keys = [key for key, index in (queue or {}).items() if index is None][: max(n, 1)]
-            return [(key, i % n if n else 0) for i, key in enumerate(keys)]
-
-        pairs = chosen(deliver, model_session.items if model_session else None)
-        late_pairs = chosen(deliver_late, model_session.late if model_session else None)
         texts = self.rows(n)
         commit = MessageCommit(
             messages=tuple(_row(t) for t in texts),
             start_run=None if run_id is None else StartRun(run_id=run_id, rewind_to=rewind_to),
             fence_run_id=fence,
-            expect_message_count=expected_count,
+            expect_message_count=expect,
             commit_id=commit_id,
-            deliver_context_items=tuple(ContextItemDelivery(key=k, row_offset=o) for k, o in pairs),
+            deliver_context_items=tuple(ContextItemDelivery(key=k, row_offset=o) for k, o in items),
             deliver_late_answers=tuple(
-                LateAnswerDelivery(call_id=k, row_offset=o) for k, o in late_pairs
+                LateAnswerDelivery(call_id=k, row_offset=o) for k, o in late
             ),
         )
         self.both(
+            kind,
             lambda: self.model.commit(
                 sid,
                 texts,
                 run_id=run_id,
                 rewind_to=rewind_to,
                 fence=fence,
-                expect=expected_count,
-                deliver=pairs,
-                deliver_late=late_pairs,
+                expect=expect,
+                deliver=items,
+                deliver_late=late,
                 commit_id=commit_id,
             ),
             self._append(sid, commit),
+            valid,
         )
 
     async def _append(self, sid: str, commit: MessageCommit) -> tuple[int, int, bool]:
         result = await self.store.append_messages(self.prefix + sid, commit)
         return result.first_index, result.message_count, result.replayed
 
-    @rule(
-        sid=SIDS,
-        run_id=st.one_of(st.just("current"), RUNS),
-        status=st.sampled_from(["completed", "failed", "cancelled"]),
-    )
-    def finish(self, sid: str, run_id: str, status: RunStatus) -> None:
-        fenced = self.fence(sid, run_id) or run_id
+    @rule(valid=VALID, pick=PICK, status=st.sampled_from(["completed", "failed", "cancelled"]))
+    def finish(self, valid: bool, pick: int, status: RunStatus) -> None:
+        valid = self.valid("finish", valid)
+        sid = self.existing(pick)
+        if valid and self.live_run(sid) is None:
+            self.start_run(True, pick, 0, False)
+        run_id = (self.live_run(sid) if valid else None) or GONE
         self.both(
-            lambda: self.model.finish(sid, fenced, status),
-            self.store.finish_run(self.prefix + sid, fenced, status),
+            "finish",
+            lambda: self.model.finish(sid, run_id, status),
+            self.store.finish_run(self.prefix + sid, run_id, status),
+            valid,
         )
 
-    @rule(sid=SIDS, keys=st.lists(KEYS, min_size=1, max_size=3), fence=FENCE, late=st.booleans())
-    def record(self, sid: str, keys: list[str], fence: str | None, late: bool) -> None:
-        fence = self.fence(sid, fence)
-        for key in keys:
-            self.both(
-                lambda key=key: self.model.record(sid, key, fence, late=late),  # type: ignore[misc]
-                self._record(sid, key, fence, late),
-            )
+    @rule(valid=VALID, pick=PICK, late=st.booleans(), again=st.booleans())
+    def record(self, valid: bool, pick: int, late: bool, again: bool) -> None:
+        valid = self.valid("record", valid)
+        sid = self.existing(pick)
+        fence = self.fence(sid, pick, valid)
+        queue = self.model.sessions[sid].late if late else self.model.sessions[sid].items
+        known = sorted(queue)
+        key = known[pick % len(known)] if again and known else self.fresh("k")
+        self.both(
+            "record",
+            lambda: self.model.record(sid, key, fence, late=late),
+            self._record(sid, key, fence, late),
+            valid,
+        )
 
     async def _record(self, sid: str, key: str, fence: str | None, late: bool) -> bool:
         if late:
@@ -267,15 +352,16 @@ class StoreMachine(RuleBasedStateMachine):
             )
         return result.recorded
 
-    @rule(
-        sid=SIDS,
-        checkpoint_id=st.sampled_from(["p0", "p1", "p2"]),
-        count=st.integers(0, 6),
-        fence=FENCE,
-    )
-    def checkpoint(self, sid: str, checkpoint_id: str, count: int, fence: str | None) -> None:
-        fence = self.fence(sid, fence)
-        self.counter += 1
+    @rule(valid=VALID, pick=PICK)
+    def checkpoint(self, valid: bool, pick: int) -> None:
+        valid = self.valid("checkpoint", valid)
+        sid = self.existing(pick)
+        rows = len(self.model.sessions[sid].rows)
+        count = pick % (rows + 1)
+        fence = self.fence(sid, pick, True)
+        if not valid:
+            count, fence = (rows + 1, fence) if pick % 2 else (count, GONE)
+        checkpoint_id = self.fresh("p")
         saved = Checkpoint(
             checkpoint_id=checkpoint_id,
             run_id="r",
@@ -284,45 +370,59 @@ class StoreMachine(RuleBasedStateMachine):
             created_at=T0 + timedelta(seconds=self.counter),
         )
         self.both(
+            "checkpoint",
             lambda: self.model.save_checkpoint(sid, checkpoint_id, count, fence),
             self._checkpoint(sid, saved, fence),
+            valid,
         )
 
     async def _checkpoint(self, sid: str, saved: Checkpoint, fence: str | None) -> bool:
         result = await self.store.save_checkpoint(self.prefix + sid, saved, fence_run_id=fence)
         return result.recorded
 
-    @rule(sid=SIDS, keep=st.integers(0, 6))
-    def truncate(self, sid: str, keep: int) -> None:
+    @rule(valid=VALID, pick=PICK)
+    def truncate(self, valid: bool, pick: int) -> None:
+        valid = self.valid("truncate", valid)
+        sid = self.existing(pick)
+        rows = len(self.model.sessions[sid].rows)
+        keep = pick % (rows + 1) if valid else rows + 1
         self.both(
+            "truncate",
             lambda: self.model.truncate(sid, keep),
             self.store.truncate_messages(self.prefix + sid, keep),
+            valid,
         )
 
-    @rule(sid=SIDS, count=st.integers(0, 4), fence=FENCE)
-    def pop(self, sid: str, count: int, fence: str | None) -> None:
-        fence = self.fence(sid, fence)
-        self.both(lambda: self.model.pop(sid, count, fence), self._pop(sid, count, fence))
+    @rule(valid=VALID, pick=PICK, count=st.integers(1, 4))
+    def pop(self, valid: bool, pick: int, count: int) -> None:
+        valid = self.valid("pop", valid)
+        sid = self.existing(pick)
+        fence = self.fence(sid, pick, True)
+        if not valid:
+            count, fence = (0, fence) if pick % 2 else (count, GONE)
+        self.both(
+            "pop", lambda: self.model.pop(sid, count, fence), self._pop(sid, count, fence), valid
+        )
 
     async def _pop(self, sid: str, count: int, fence: str | None) -> list[Any]:
         popped = await self.store.pop_messages(self.prefix + sid, count, fence_run_id=fence)
         return [row.content for row in popped]
 
-    @rule(
-        sid=SIDS,
-        keep=st.integers(0, 6),
-        n=st.integers(0, 3),
-        stale=st.sampled_from([False, False, True]),
-        fence=FENCE,
-    )
-    def replace(self, sid: str, keep: int, n: int, stale: bool, fence: str | None) -> None:
-        fence = self.fence(sid, fence)
-        model_session = self.model.sessions.get(sid)
-        expect = (len(model_session.rows) if model_session else 0) + stale
+    @rule(valid=VALID, pick=PICK, n=st.integers(0, 2))
+    def replace(self, valid: bool, pick: int, n: int) -> None:
+        valid = self.valid("replace", valid)
+        sid = self.existing(pick)
+        expect = len(self.model.sessions[sid].rows)
+        keep = pick % (expect + 1)
+        fence = self.fence(sid, pick, True)
+        if not valid:
+            expect, fence = (expect + 1, fence) if pick % 2 else (expect, GONE)
         texts = self.rows(n)
         self.both(
+            "replace",
             lambda: self.model.replace(sid, keep, texts, expect, fence),
             self._replace(sid, keep, texts, expect, fence),
+            valid,
         )
 
     async def _replace(
@@ -337,28 +437,64 @@ class StoreMachine(RuleBasedStateMachine):
         )
         return result.first_index, result.message_count, result.replayed
 
-    @rule(sid=SIDS, to=SIDS, up_to=st.one_of(st.none(), st.integers(0, 6)))
-    def clone(self, sid: str, to: str, up_to: int | None) -> None:
-        self.both(lambda: self.model.clone(sid, to, up_to), self._clone(sid, to, up_to))
+    @rule(valid=VALID, pick=PICK, whole=st.booleans())
+    def clone(self, valid: bool, pick: int, whole: bool) -> None:
+        valid = self.valid("clone", valid)
+        source = self.existing(pick)
+        rows = len(self.model.sessions[source].rows)
+        up_to = None if whole else pick % (rows + 1)
+        target = self.missing(pick)
+        if target is None and valid:
+            doomed = target = next(sid for sid in SIDS[::-1] if sid != source)
+            self.both(
+                "delete",
+                lambda: self.model.delete(doomed),
+                self.store.delete_session(self.prefix + doomed),
+            )
+        if not valid:
+            target, up_to = (source, up_to) if pick % 2 else (target or source, rows + 1)
+        assert target is not None
+        self.both(
+            "clone",
+            lambda: self.model.clone(source, target, up_to),
+            self._clone(source, target, up_to),
+            valid,
+        )
 
     async def _clone(self, sid: str, target: str, up_to: int | None) -> None:
         await _void(self.store.clone_session(self.prefix + sid, self.prefix + target, up_to=up_to))
 
-    @rule(sid=SIDS, resolve=st.booleans(), approval_id=st.sampled_from(["a0", "a1", "a2"]))
-    def approval(self, sid: str, resolve: bool, approval_id: str) -> None:
-        key = self.prefix + sid
-        if resolve:
-            self.both(
-                lambda: self.model.resolve(sid, approval_id),
-                self.store.resolve_approval(key, approval_id),
-            )
-            return
+    @rule(valid=VALID, pick=PICK, again=st.booleans())
+    def add_approval(self, valid: bool, pick: int, again: bool) -> None:
+        valid = self.valid("add_approval", valid)
+        sid = self.existing(pick)
+        known = sorted(self.model.sessions[sid].pending | self.model.sessions[sid].resolved)
+        approval_id = known[pick % len(known)] if again and known else self.fresh("a")
+        fence = self.fence(sid, pick, valid)
         approval = PendingApproval(
             approval_id=approval_id, tool_name="t", tool_call_id="c", input={}, requested_at=T0
         )
         self.both(
-            lambda: self.model.add_approval(sid, approval_id),
-            self.store.add_pending_approvals(key, [approval]),
+            "add_approval",
+            lambda: self.model.add_approval(sid, approval_id, fence),
+            self.store.add_pending_approvals(self.prefix + sid, [approval], fence_run_id=fence),
+            valid,
+        )
+
+    @rule(valid=VALID, pick=PICK)
+    def resolve(self, valid: bool, pick: int) -> None:
+        valid = self.valid("resolve", valid)
+        sid = self.existing(pick)
+        pending = sorted(self.model.sessions[sid].pending)
+        if valid and not pending:
+            self.add_approval(True, pick, False)
+            pending = sorted(self.model.sessions[sid].pending)
+        approval_id = pending[pick % len(pending)] if valid else "a-none"
+        self.both(
+            "resolve",
+            lambda: self.model.resolve(sid, approval_id),
+            self.store.resolve_approval(self.prefix + sid, approval_id),
+            valid,
         )
 
     @invariant()
@@ -370,7 +506,7 @@ class StoreMachine(RuleBasedStateMachine):
         assert sorted(s.id for s in listed.sessions) == sorted(
             self.prefix + sid for sid in self.model.sessions
         )
-        for sid in ("s0", "s1"):
+        for sid in SIDS:
             expected = self.model.sessions.get(sid)
             info = await self.store.get_session(self.prefix + sid)
             if expected is None:
@@ -416,12 +552,24 @@ async def _void(call: Coroutine[Any, Any, object]) -> None:
     await call
 
 
-def run_state_machine(factory: StoreFactory, profile: str | None = None) -> None:
+def run_state_machine(
+    factory: StoreFactory, profile: str | None = None, min_share: float = MIN_LANDED_SHARE
+) -> StepCounts:
     """Drive stores from ``factory`` through random operation sequences, checking the model.
 
     Runs on its own event loop, so call it from a plain synchronous test. The
-    Hypothesis profile is ``profile``, else ``$HELIX_CONTRACT_PROFILE``, else ``helix-ci``.
+    Hypothesis profile is ``profile``, else ``$HELIX_CONTRACT_PROFILE``, else
+    ``helix-ci``. Returns the steps tried and landed by kind, and fails when a
+    kind of step tried often enough landed less than ``min_share`` of the time.
     """
     name = profile or os.environ.get(PROFILE_ENV, "helix-ci")
-    machine = type("StoreMachineUnderTest", (StoreMachine,), {"factory": staticmethod(factory)})
+    counts = StepCounts()
+    machine = type(
+        "StoreMachineUnderTest",
+        (StoreMachine,),
+        {"factory": staticmethod(factory), "counts": counts},
+    )
     run_state_machine_as_test(machine, settings=settings.get_profile(name))
+    short = counts.shortfalls(min_share)
+    assert not short, f"too few steps landed of: {', '.join(short)} ({counts.table()})"
+    return counts

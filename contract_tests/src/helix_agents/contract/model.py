@@ -190,8 +190,10 @@ class SessionModel:
             checkpoints={c: n for c, n in s.checkpoints.items() if n <= end},
         )
 
-    def add_approval(self, sid: str, approval_id: str) -> None:
+    def add_approval(self, sid: str, approval_id: str, fence: str | None = None) -> None:
         s = self._get(sid)
+        if s.fenced_by(fence):
+            raise RunSupersededError(sid)
         if approval_id not in s.resolved:
             s.pending.add(approval_id)
 

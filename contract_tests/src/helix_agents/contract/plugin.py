@@ -1,7 +1,8 @@
 """Opt-in pytest plugin: ``pytest -p helix_agents.contract.plugin --store-url URL``.
 
 Runs the whole contract suite against a live store opened by URL through
-:func:`helix_agents.core.open_store`, each test in a throwaway namespace.
+:func:`helix_agents.core.open_store`, each test in a throwaway namespace. With
+or without a URL, it ends the run with the state machine's step counts.
 """
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["pytest_addoption", "pytest_collection_modifyitems"]
+from ._coverage import recorded_runs
+
+__all__ = ["pytest_addoption", "pytest_collection_modifyitems", "pytest_terminal_summary"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -42,3 +45,13 @@ def pytest_collection_modifyitems(
 
     module = pytest.Module.from_parent(session, path=Path(_by_url.__file__))
     items.extend(session.genitems(module))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Print, per contract class, the state machine's steps landed/tried by kind."""
+    runs = recorded_runs()
+    if not runs:
+        return
+    terminalreporter.section("helix-agents state machine: steps landed/tried")
+    for label, counts in runs:
+        terminalreporter.write_line(f"{label}: {counts.table()}")

@@ -1,3 +1,0 @@
-"""Fixtures for the suite's own tests."""
-
-pytest_plugins = ["pytester"]
