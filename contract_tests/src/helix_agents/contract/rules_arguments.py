@@ -36,6 +36,8 @@ _BAD_CALLS: list[tuple[str, list[Any], BadCall]] = [
     ("finish_run(run_id)", BAD_IDS, lambda s, sid, uid, b: s.finish_run(sid, b, "failed")),
     ("resolve_approval", BAD_IDS, lambda s, sid, uid, b: s.resolve_approval(sid, b)),
     ("get_checkpoint", BAD_IDS, lambda s, sid, uid, b: s.get_checkpoint(sid, b)),
+    ("page_checkpoints(limit)", BAD_INTS, lambda s, sid, uid, b: s.page_checkpoints(sid, limit=b)),
+    ("pop_messages(count)", BAD_INTS, lambda s, sid, uid, b: s.pop_messages(sid, b)),
     ("get_messages(limit)", BAD_INTS, lambda s, sid, uid, b: s.get_messages(sid, limit=b)),
     ("page_messages(limit)", BAD_INTS, lambda s, sid, uid, b: s.page_messages(sid, limit=b)),
     ("list_sessions(first)", BAD_INTS, lambda s, sid, uid, b: s.list_sessions(uid, first=b)),
@@ -124,6 +126,10 @@ def _session_methods() -> dict[str, Callable[[SessionStateStore, Any], Awaitable
         "get_checkpoint": lambda s, i: s.get_checkpoint(i, "p1"),
         "latest_checkpoint": lambda s, i: s.latest_checkpoint(i),
         "list_checkpoints": lambda s, i: s.list_checkpoints(i),
+        "page_checkpoints": lambda s, i: s.page_checkpoints(i),
+        "delete_checkpoints": lambda s, i: s.delete_checkpoints(i, ["p9"]),
+        "pop_messages": lambda s, i: s.pop_messages(i),
+        "replace_messages": lambda s, i: s.replace_messages(i, 0, [user()], expect_message_count=0),
     }
 
 
@@ -137,6 +143,10 @@ def _fenced_methods(sid: str) -> dict[str, Callable[[SessionStateStore, Any], Aw
             sid, [approval("a9")], fence_run_id=f
         ),
         "save_checkpoint": lambda s, f: s.save_checkpoint(sid, checkpoint("p9", 0), fence_run_id=f),
+        "pop_messages": lambda s, f: s.pop_messages(sid, fence_run_id=f),
+        "replace_messages": lambda s, f: s.replace_messages(
+            sid, 2, [user()], expect_message_count=2, fence_run_id=f
+        ),
     }
 
 

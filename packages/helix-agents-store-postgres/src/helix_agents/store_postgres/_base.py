@@ -20,6 +20,7 @@ from helix_agents.core import (
     StateStoreError,
     StoreUnavailableError,
     ValidationError,
+    check_id,
 )
 
 from ._config import DEFAULT_OPERATION_TIMEOUT, PoolSettings, count, seconds, valid_schema
@@ -296,8 +297,10 @@ class StoreBase:
         return rows
 
     async def _checked(self, session_id: str, what: str, check: Callable[[], _T]) -> _T:
-        """``check()``; if it refuses the input, a missing session is reported first (SPEC §5)."""
-        self._ensure_open(what, session_id)
+        """``check()`` after the store and the session id; if it refuses the input, a missing
+        session is reported first (SPEC §5)."""
+        self._ensure_open(what, None)
+        check_id(session_id, "session_id")
         try:
             return check()
         except ValidationError:

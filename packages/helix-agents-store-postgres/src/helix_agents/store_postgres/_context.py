@@ -10,7 +10,6 @@ answer here as on every other backend.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, TypeVar
 
 import psycopg
@@ -21,7 +20,6 @@ from psycopg.rows import tuple_row
 from helix_agents.core import (
     ContextMessage,
     SessionNotFoundError,
-    check_id,
     coerce,
     dump_message_json,
     parse_message_json,
@@ -112,12 +110,6 @@ class ContextMixin(StoreBase):
 
         await self._on_connection("migrate", work, write=True)
 
-    async def _ctx_checked(self, session_id: str, what: str, check: Callable[[], _T]) -> _T:
-        """``check()`` after the store and the session id: closed, malformed, missing, the rest."""
-        self._ensure_open(what, None)
-        check_id(session_id, "session_id")
-        return await self._checked(session_id, what, check)
-
     def _not_found(self, session_id: str) -> SessionNotFoundError:
         return SessionNotFoundError(f"session {session_id!r} not found", session_id=session_id)
 
@@ -131,7 +123,7 @@ class ContextMixin(StoreBase):
     ) -> OutputRef:
         """Store ``content``; a repeat under the same ``key`` returns the first reference."""
         self._ensure_open("store_output", session_id)
-        content, tool_name, key = await self._ctx_checked(
+        content, tool_name, key = await self._checked(
             session_id, "context", lambda: check_output_args(session_id, content, tool_name, key)
         )
         now = self._clock()
@@ -168,7 +160,7 @@ class ContextMixin(StoreBase):
 
     async def get_output(self, session_id: str, output_id: str) -> OutputRef:
         """The reference of a stored output."""
-        oid = await self._ctx_checked(
+        oid = await self._checked(
             session_id, "context", lambda: check_read_args(session_id, output_id, DEFAULT_MAX_CHARS)
         )
         return (await self._output(session_id, oid, False))[0]
@@ -183,7 +175,7 @@ class ContextMixin(StoreBase):
         max_chars: int = DEFAULT_MAX_CHARS,
     ) -> OutputSlice:
         """Lines ``start_line..end_line`` of a stored output, cut to ``max_chars``."""
-        oid = await self._ctx_checked(
+        oid = await self._checked(
             session_id, "context", lambda: check_read_args(session_id, output_id, max_chars)
         )
         _, text = await self._output(session_id, oid, True)
@@ -206,7 +198,7 @@ class ContextMixin(StoreBase):
         max_chars: int = DEFAULT_MAX_CHARS,
     ) -> OutputSlice:
         """Lines of a stored output matching ``pattern``, with context, cut to ``max_chars``."""
-        oid = await self._ctx_checked(
+        oid = await self._checked(
             session_id,
             "context",
             lambda: check_read_args(session_id, output_id, max_chars, context_lines),
@@ -224,7 +216,7 @@ class ContextMixin(StoreBase):
     async def record_compaction(self, session_id: str, compaction: Compaction) -> CompactionResult:
         """Record the summary, the new window start and preservation in one call."""
         self._ensure_open("record_compaction", session_id)
-        compaction = await self._ctx_checked(
+        compaction = await self._checked(
             session_id, "record_compaction", lambda: coerce(Compaction, compaction, session_id)
         )
         result: dict[str, Any] = await self._call(
@@ -254,7 +246,7 @@ class ContextMixin(StoreBase):
 
     async def get_window(self, session_id: str) -> ContextWindow:
         """The latest summary row and the rows from the window start on (one statement)."""
-        await self._ctx_checked(session_id, "get_window", lambda: None)
+        await self._checked(session_id, "get_window", lambda: None)
         rows = await self._session_rows(
             self._ctx_sql.window, (session_id,), session_id, "get_window"
         )
@@ -278,7 +270,7 @@ class ContextMixin(StoreBase):
     ) -> HistorySearch:
         """Rows of the archive and the live log that match, newest first."""
         self._ensure_open("search_history", session_id)
-        query = await self._ctx_checked(
+        query = await self._checked(
             session_id,
             "search_history",
             lambda: HistoryQuery.build(session_id, grep, tool_name, limit),

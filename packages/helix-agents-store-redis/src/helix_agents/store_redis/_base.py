@@ -6,11 +6,11 @@ import logging
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 from redis.asyncio import Redis, RedisCluster
 
-from helix_agents.core import StoreUnavailableError, ValidationError
+from helix_agents.core import StoreUnavailableError, ValidationError, check_id
 
 from ._client import build_client, describe
 from ._codec import micros, text
@@ -19,6 +19,8 @@ from ._errors import DRIVER_ERRORS, driver_error, not_found
 from ._keys import SESSION_KEYS
 from ._open import open_scripts
 from ._scripts import Scripts
+
+_T = TypeVar("_T")
 
 __all__ = ["StoreBase"]
 
@@ -190,6 +192,17 @@ class StoreBase:
             await self._index(
                 "index_set", user_key, [session_id, -la, mode, self.options.idle_ttl_ms]
             )
+
+    async def _checked(self, session_id: str, check: Callable[[], _T]) -> _T:
+        """``check()`` after the store and the session id; if it refuses the input, a
+        missing session is reported first, as in every store."""
+        self._live()
+        check_id(session_id, "session_id")
+        try:
+            return check()
+        except ValidationError:
+            await self._require(session_id)
+            raise
 
     async def _require(self, session_id: str) -> None:
         """Raise SessionNotFoundError if the session does not exist (for refusals made here)."""

@@ -31,7 +31,9 @@ class CheckpointPagesMixin(StoreBase):
         limit: int = 50,
     ) -> list[Checkpoint]:
         """Up to ``limit`` checkpoints under ``prefix`` and below ``before``, greatest id first."""
-        where = checkpoint_range(session_id, prefix, before, limit)
+        where = await self._checked(
+            session_id, lambda: checkpoint_range(session_id, prefix, before, limit)
+        )
         if where.empty:
             await self._require(session_id)
             return []
@@ -41,7 +43,9 @@ class CheckpointPagesMixin(StoreBase):
 
     async def delete_checkpoints(self, session_id: str, checkpoint_ids: Sequence[str]) -> int:
         """Delete the named checkpoints (unknown ids are skipped); how many were deleted."""
-        ids = check_checkpoint_ids(session_id, checkpoint_ids)
+        ids = await self._checked(
+            session_id, lambda: check_checkpoint_ids(session_id, checkpoint_ids)
+        )
         if not ids:
             await self._require(session_id)
             return 0

@@ -10,13 +10,10 @@ required literal and the tool name, and RE2 in the client decides.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any, TypeVar
 
 from helix_agents.core import (
     ContextMessage,
-    ValidationError,
-    check_id,
     coerce,
     dump_message_json,
     parse_message_json,
@@ -61,19 +58,6 @@ _SEARCH = ("meta", "rows", "arch")
 
 class ContextMixin(StoreBase):
     """:class:`~helix_agents.core.context.ContextStore` for the Redis store."""
-
-    async def _checked(self, session_id: str, check: Callable[[], _T]) -> _T:
-        """``check()``; if it refuses the input, a missing session is reported first.
-
-        A closed store, then a malformed session id, are refused before anything else.
-        """
-        self._live()
-        check_id(session_id, "session_id")
-        try:
-            return check()
-        except ValidationError:
-            await self._require(session_id)
-            raise
 
     async def store_output(
         self,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
 import pydantic
@@ -14,7 +14,6 @@ from helix_agents.core import (
     PendingApproval,
     RecordResult,
     StoredContextItem,
-    ValidationError,
     check_id,
     coerce,
     coerce_all,
@@ -43,14 +42,6 @@ def fence_args(fence_run_id: str | None) -> list[str]:
 
 class RecordsMixin(StoreBase):
     """Insert-once records hung on a session: queues, approvals, checkpoints."""
-
-    async def _checked(self, session_id: str, check: Callable[[], _T]) -> _T:
-        # A missing session outranks a malformed argument, as in every store.
-        try:
-            return check()
-        except ValidationError:
-            await self._require(session_id)
-            raise
 
     async def _coerce(
         self, model: type[_M], value: Any, session_id: str, fence_run_id: str | None

@@ -351,10 +351,14 @@ class SQLiteStateStore(ContextMethods, SessionHandles):
         limit: int = 50,
     ) -> list[Checkpoint]:
         """Up to ``limit`` checkpoints under ``prefix`` and below ``before``, greatest id first."""
-        where = checkpoint_range(session_id, prefix, before, limit)
+        where = await self._checked(
+            session_id, lambda: checkpoint_range(session_id, prefix, before, limit)
+        )
         return await self._read(session_id, _checkpoint_pages.page, session_id, where)
 
     async def delete_checkpoints(self, session_id: str, checkpoint_ids: Sequence[str]) -> int:
         """Delete the named checkpoints (unknown ids are skipped); how many were deleted."""
-        ids = check_checkpoint_ids(session_id, checkpoint_ids)
+        ids = await self._checked(
+            session_id, lambda: check_checkpoint_ids(session_id, checkpoint_ids)
+        )
         return await self._write(session_id, _checkpoint_pages.delete, session_id, ids, self._clock)
