@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sqlite3
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
 
@@ -169,16 +170,35 @@ class Database:
             raise unavailable(f"close of {self.path!r}", exc) from exc
 
 
+def _turn_on_wal(db: sqlite3.Connection, busy_timeout: float) -> str:
+    """Put the file in WAL mode (a property of the file, set by its first opener).
+
+    Switching the journal mode needs the file to itself, and SQLite answers
+    "database is locked" at once instead of calling the busy handler when two
+    processes open a new file together; so retry until ``busy_timeout``.
+    """
+    deadline = time.monotonic() + busy_timeout
+    pause = 0.001
+    while True:
+        mode = str(db.execute("PRAGMA journal_mode").fetchone()[0]).lower()
+        if mode == "wal":
+            return mode
+        try:
+            return str(db.execute("PRAGMA journal_mode = WAL").fetchone()[0]).lower()
+        except sqlite3.OperationalError as exc:
+            if exc.sqlite_errorcode != sqlite3.SQLITE_BUSY or time.monotonic() >= deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
+
+
 def _setup(db: sqlite3.Connection, config: SQLiteConfig, writer: bool) -> None:
     try:
         db.execute(f"PRAGMA busy_timeout = {int(config.busy_timeout * 1000)}")
         register_functions(db)
         if writer:
-            mode = db.execute("PRAGMA journal_mode").fetchone()[0]
-            if str(mode).lower() != "wal":
-                # WAL is a property of the file: set once, by the first opener.
-                mode = db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            if str(mode).lower() != "wal":
+            mode = _turn_on_wal(db, config.busy_timeout)
+            if mode != "wal":
                 raise sqlite3.OperationalError(
                     f"the file cannot use WAL mode (journal_mode is {mode!r})"
                 )
