@@ -1,7 +1,7 @@
 """Turn a refusal returned by a server-side function into core's error.
 
-The functions of migrations 2 and 3 decide *whether* a write is refused, by
-mirroring core's rules; the error itself is raised here by replaying core's
+The server-side functions (``functions/*.sql``) decide *whether* a write is
+refused, by mirroring core's rules; the error itself is raised here by replaying core's
 own checks on the state the function saw. So every class, code and message
 is core's, and a refusal that core's rules do not reproduce (a drift between
 the SQL mirror and core) surfaces as a loud error instead of a wrong answer.
