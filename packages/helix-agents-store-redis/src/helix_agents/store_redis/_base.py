@@ -18,6 +18,7 @@ from ._config import StoreOptions, Timeouts, split_store_options
 from ._errors import DRIVER_ERRORS, driver_error, not_found
 from ._keys import SESSION_KEYS
 from ._open import open_scripts
+from ._schema import COMMON
 from ._scripts import Scripts
 
 _T = TypeVar("_T")
@@ -136,8 +137,10 @@ class StoreBase:
         return micros(self._clock())
 
     def _common(self, session_id: str) -> list[Any]:
-        """ARGV[1..4] of every session write."""
-        return [session_id, self._now(), self.options.idle_ttl_ms, 0 if self.cluster else 1]
+        """The ARGV slots ``COMMON`` of every session write."""
+        return COMMON.pack(
+            SID=session_id, NOW=self._now(), TTL=self.options.idle_ttl_ms, INLINE=not self.cluster
+        )
 
     async def _call(
         self,

@@ -45,6 +45,7 @@ from helix_agents.core import (
 )
 
 from ._codec import run_info
+from ._schema import REFUSAL_STATE, refusal_state
 
 __all__ = ["DRIVER_ERRORS", "Refusal", "disagree", "driver_error", "raise_commit_refusal"]
 
@@ -151,12 +152,11 @@ class Refusal:
 
     @classmethod
     def parse(cls, reply: Sequence[Any]) -> Refusal:
-        """Read ``{code, count, first, run_id, run_status, run_started, run_ended, ...}``."""
-        fields = dict(
-            zip(("run_id", "run_status", "run_started", "run_ended"), reply[3:7], strict=True)
-        )
-        run = run_info({k: v for k, v in fields.items() if v is not None})
-        return cls(reply[0], int(reply[1]), int(reply[2]), run, reply[7:])
+        """Read ``[code, *REFUSAL_STATE values, *extras]``."""
+        state = refusal_state(reply)
+        run = run_info({k: v for k, v in state.items() if k.startswith("run_") and v is not None})
+        extras = reply[1 + len(REFUSAL_STATE) :]
+        return cls(reply[0], int(state["count"]), int(state["first"]), run, extras)
 
     def raise_error(
         self,
