@@ -16,6 +16,7 @@ import pytest
 from psycopg import sql
 
 from helix_agents.core import ChatMessage, MessageCommit, SessionInfo, StartRun
+from helix_agents.core.refusals import REFUSALS
 from helix_agents.store_postgres import MigrationError, PoolSettings, PostgresStateStore
 from helix_agents.store_postgres._migrations import (
     _BEFORE_FUNCTION_FILES,
@@ -188,3 +189,13 @@ async def test_a_changed_function_file_is_stale_until_migrated(pg_url: str, migr
     ) as store:
         await store.create_session("s")
     assert _recorded(pg_url, migrated) == {f.name: f.checksum for f in function_files()}
+
+
+def test_every_refusal_code_a_function_sends_is_in_cores_table() -> None:
+    """The SQL functions refuse with the codes of core's REFUSALS, the same as the Lua scripts."""
+    sent: set[str] = set()
+    for f in function_files():
+        sent |= set(re.findall(r"v_reason := '(\w+)'", f.sql))
+        sent |= set(re.findall(r"__agents_refusal\('(\w+)'", f.sql))
+        sent |= set(re.findall(r"'refused', '(\w+)'", f.sql))
+    assert sent and sent <= set(REFUSALS), sorted(sent - set(REFUSALS))

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+from importlib.resources import files
 
 import pytest
 
+from helix_agents.core.refusals import REFUSALS
 from helix_agents.store_redis._keys import SESSION_KEYS
 from helix_agents.store_redis._schema import (
     COMMIT,
@@ -62,3 +64,15 @@ def test_a_reply_is_read_by_the_names_of_its_fields() -> None:
     }
     with pytest.raises(RuntimeError):
         joined_reply(COMMIT_REPLY, "0:3:1")
+
+
+def test_every_refusal_code_a_script_sends_is_in_cores_table() -> None:
+    """The scripts refuse with the codes of core's REFUSALS, the same as the SQL functions."""
+    sent: set[str] = set()
+    for path in files("helix_agents.store_redis").joinpath("lua").iterdir():
+        text = path.read_text(encoding="utf-8")
+        sent |= set(re.findall(r"refuse(?:_commit)?\('(\w+)'", text))
+        sent |= set(re.findall(r"return \{'(\w+)'", text))
+    # Replies of a write that landed, or found nothing to do: not refusals.
+    sent -= {"ok", "none", "noop", "already", "replayed"}
+    assert sent and sent <= set(REFUSALS), sorted(sent - set(REFUSALS))

@@ -21,12 +21,13 @@ from helix_agents.core import (
     decode_message_cursor,
     encode_message_cursor,
 )
+from helix_agents.core.refusals import session_not_found
 
 from ._checkpoint_pages import CheckpointPagesMixin
 from ._codec import pack_row, text, unpack_rows
 from ._context import ContextMixin
 from ._edits import EditsMixin
-from ._errors import DRIVER_ERRORS, Refusal, driver_error, not_found, raise_commit_refusal
+from ._errors import DRIVER_ERRORS, Refusal, driver_error, raise_commit_refusal
 from ._listing import ListingMixin
 from ._records import RecordsMixin, fence_args
 from ._schema import COMMIT, COMMIT_REPLY, joined_reply
@@ -91,8 +92,8 @@ class RedisStateStore(
         args = [*self._common(session_id), *named, *rows, *ctx, *late]
         reply = text(await self._call("commit", session_id, args, write=True))
         if isinstance(reply, list):
-            if reply[0] == "nf":
-                raise not_found(session_id)
+            if reply[0] == "session_not_found":
+                raise session_not_found(session_id)
             raise_commit_refusal(session_id, commit, reply)
         done = joined_reply(COMMIT_REPLY, reply)
         await self._relist(session_id, int(done["last_activity"]), done["user_key"])
@@ -115,7 +116,7 @@ class RedisStateStore(
             "r_tail", session_id, [-1 if limit is None else limit], write=False, keys=_ROWS
         )
         if reply is None:
-            raise not_found(session_id)
+            raise session_not_found(session_id)
         return unpack_rows(reply)
 
     async def _meta_field(self, session_id: str, field: str) -> int:
@@ -126,7 +127,7 @@ class RedisStateStore(
         except DRIVER_ERRORS as exc:
             raise driver_error(exc, session_id, write=False) from exc
         if value is None:
-            raise not_found(session_id)
+            raise session_not_found(session_id)
         return int(value)
 
     async def get_message_count(self, session_id: str) -> int:
@@ -166,7 +167,7 @@ class RedisStateStore(
             keys=_ROWS,
         )
         if reply is None:
-            raise not_found(session_id)
+            raise session_not_found(session_id)
         head, _, joined = text(reply).partition("\n")
         lo, hi, first, count = (int(v) for v in head.split(":"))
         rows = unpack_rows(joined)

@@ -18,7 +18,7 @@ end
 
 -- 1. the session exists; a commit id that already landed replays.
 if redis.call('EXISTS', META) == 0 then
-  return {'nf'}
+  return {'session_not_found'}
 end
 local m = redis.call('HMGET', META, 'count', 'first', 'ui', 'la', 'ukey')
 local count, first, ui = tonumber(m[1]), tonumber(m[2]), tonumber(m[3])
@@ -74,10 +74,10 @@ end
 
 -- 3. the fence; 4. the expected count (ignored when a run starts).
 if fenced and not fence_ok(fence) then
-  return refuse_commit('fence')
+  return refuse_commit('superseded')
 end
 if not starting and expect >= 0 and expect ~= count then
-  return refuse_commit('count')
+  return refuse_commit('count_conflict')
 end
 
 -- 5. the deliveries: queued, not delivered (or delivered beyond the rewind), named once.
@@ -101,13 +101,13 @@ local function deliverable(hash, zset, at, k)
   return true
 end
 if not deliverable(CTX, CTXD, ctx_at, n_ctx) then
-  return refuse_commit('ctx')
+  return refuse_commit('context_conflict')
 end
 if not deliverable(LATE, LATED, late_at, n_late) then
-  return refuse_commit('late')
+  return refuse_commit('late_conflict')
 end
 if starting and rewind >= 0 and rewind < first then
-  return refuse('retained', rewind)
+  return refuse('retention', rewind)
 end
 
 -- Every check passed: write it all.
