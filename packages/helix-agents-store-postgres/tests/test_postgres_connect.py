@@ -14,6 +14,7 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator
+from typing import Any
 
 import psycopg
 import pytest
@@ -35,7 +36,7 @@ pytestmark = pytest.mark.anyio
 FAST = 5.0  # seconds: the promise is "well under" this
 
 
-async def _refused(url: str, **options: object) -> tuple[StateStoreError, float]:
+async def _refused(url: str, **options: Any) -> tuple[StateStoreError, float]:
     started = time.monotonic()
     with pytest.raises(StateStoreError) as caught:
         async with open_store(url, **options):
