@@ -6,11 +6,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
+import redis
 from opentelemetry import metrics, trace
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
@@ -18,6 +21,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
+from psycopg import sql
 
 from helix_agents.core import (
     ChatMessage,
@@ -25,6 +29,7 @@ from helix_agents.core import (
     SessionStateStore,
     ValidationError,
     open_store,
+    session_handle,
 )
 from helix_agents.core.context import ContextStore
 from helix_agents.core.tracing import (
@@ -244,6 +249,61 @@ async def test_sqlite_namespace_is_the_file_the_store_opens(
     (span,) = global_otel.finished()
     assert span.attributes is not None
     assert span.attributes["db.namespace"] == str(tmp_path / "agent.t1.db")
+
+
+async def _conflict_on(store: SessionStateStore) -> None:
+    """Three calls: create, append, and an append refused with a count conflict."""
+    await store.create_session("s1")
+    await session_handle(store, "s1").append(hello())
+    with pytest.raises(MessageCountConflictError):
+        await session_handle(store, "s1").append(hello(), expect_message_count=0)
+
+
+def _check_server_spans(otel: Otel, system: str, namespace: str) -> None:
+    spans = otel.finished()
+    assert [s.name for s in spans] == [
+        f"create_session {namespace}",
+        f"append_messages {namespace}",
+        f"append_messages {namespace}",
+    ]
+    for span in spans:
+        assert span.kind is SpanKind.CLIENT
+        assert span.attributes is not None
+        assert span.attributes["db.system.name"] == system
+        assert span.attributes["db.namespace"] == namespace
+    assert spans[-1].status.description == "state_concurrency_conflict"
+    # The global reader is cumulative over the run: only this system's conflicts count.
+    ours = [p for p in otel.points(CONFLICTS) if p.attributes["db.namespace"] == namespace]
+    assert [p.value for p in ours] == [1]
+    assert ours[0].attributes["db.system.name"] == system
+
+
+async def test_open_store_tracing_on_postgres(global_otel: Otel, helix_postgres_url: str) -> None:
+    schema = f"helix_otel_{uuid.uuid4().hex[:12]}"
+    database = psycopg.conninfo.conninfo_to_dict(helix_postgres_url)["dbname"]
+    joiner = "&" if "?" in helix_postgres_url else "?"
+    url = f"{helix_postgres_url}{joiner}schema={schema}&auto_migrate=true"
+    try:
+        async with open_store(url, tracing=True) as store:
+            await _conflict_on(store)
+    finally:
+        with psycopg.connect(helix_postgres_url, autocommit=True) as conn:
+            drop = sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema))
+            conn.execute(drop)
+    _check_server_spans(global_otel, "postgresql", f"{database}.{schema}")
+
+
+async def test_open_store_tracing_on_redis(global_otel: Otel, helix_redis_url: str) -> None:
+    prefix = f"helix-otel-{uuid.uuid4().hex[:12]}"
+    try:
+        async with open_store(helix_redis_url, tracing=True, key_prefix=prefix) as store:
+            await _conflict_on(store)
+    finally:
+        with redis.Redis.from_url(helix_redis_url) as client:
+            for key in client.scan_iter(match=f"{prefix}*"):
+                client.delete(key)
+    index = helix_redis_url.split("?")[0].rstrip("/").rpartition("/")[2]
+    _check_server_spans(global_otel, "redis", index if index.isdigit() else "0")
 
 
 async def test_open_store_without_tracing_returns_the_store_itself() -> None:

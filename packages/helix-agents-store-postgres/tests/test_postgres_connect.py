@@ -20,6 +20,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from helix_agents.contract.servers import Server, free_port
 from helix_agents.core import (
     StateStoreError,
     StoreMisconfiguredError,
@@ -29,7 +30,6 @@ from helix_agents.core import (
 from helix_agents.store_postgres import PoolSettings, PostgresStateStore
 
 from .no_secrets import assert_not_shown
-from .private_pg import Server, free_port
 
 pytestmark = pytest.mark.anyio
 
