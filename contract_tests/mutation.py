@@ -214,11 +214,28 @@ def _run(
     return TIMED_OUT
 
 
+def _recorded(results: Path | None) -> dict[str, str]:
+    if results is None or not results.exists():
+        return {}
+    rows = (line.split(" ", 1) for line in results.read_text().splitlines() if line)
+    return {key: outcome for key, outcome in rows}
+
+
 def run(
-    chosen: Sequence[Mutant], pytest_args: Sequence[str] = (TESTS,), log: bool = True
+    chosen: Sequence[Mutant],
+    pytest_args: Sequence[str] = (TESTS,),
+    results: Path | None = None,
+    shard: tuple[int, int] = (1, 1),
 ) -> dict[str, str]:
-    """Mutant key -> killed, survived or timed out, after a clean run that must pass."""
+    """Mutant key -> killed, survived or timed out, after a clean run that must pass.
+
+    With ``results``, a mutant recorded there as caught is not run again (a survivor
+    is), and each outcome is appended as it comes, so runs resume and shards share
+    one file. ``shard`` ``(k, n)`` runs the k-th of every n mutants left to run.
+    """
     os.chdir(ROOT)
+    outcomes = {k: v for k, v in _recorded(results).items() if v in (KILLED, TIMED_OUT)}
+    left = [m for m in chosen if m.key not in outcomes][shard[0] - 1 :: shard[1]]
     preloaded = _preload()
     start = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
@@ -227,13 +244,15 @@ def run(
             raise SystemExit(f"the suite fails without a mutant: pytest {' '.join(pytest_args)}")
         durations: dict[str, float] = json.loads(times.read_text())
     timeout = max(60.0, 5 * (time.monotonic() - start))
-    outcomes: dict[str, str] = {}
-    for n, mutant in enumerate(chosen, 1):
+    for n, mutant in enumerate(left, 1):
         began = time.monotonic()
-        outcomes[mutant.key] = _run(mutant, preloaded, pytest_args, timeout, durations)
-        if log:
-            took = time.monotonic() - began
-            print(f"{n}/{len(chosen)} {mutant.key} {outcomes[mutant.key]} {took:.1f}s", flush=True)
+        outcome = outcomes[mutant.key] = _run(mutant, preloaded, pytest_args, timeout, durations)
+        if results is not None:
+            with results.open("a") as out:
+                out.write(f"{mutant.key} {outcome}\n")
+        took = time.monotonic() - began
+        print(f"{n}/{len(left)} {mutant.key} {outcome} {took:.1f}s", flush=True)
+    outcomes.update({k: v for k, v in _recorded(results).items() if k not in outcomes})
     return outcomes
 
 
@@ -275,16 +294,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sample", type=int, help="run this many non-equivalent mutants")
     parser.add_argument("--seed", type=int, default=0, help="which sample (default 0)")
     parser.add_argument("--files", nargs="+", default=TARGETS, help="files or directories")
+    parser.add_argument("--keys", nargs="+", help="run only the mutants of these keys")
     parser.add_argument("--pytest", nargs="+", default=[TESTS], help="pytest's arguments")
+    parser.add_argument("--results", type=Path, help="outcomes file: resume, share, re-run")
+    parser.add_argument("--shard", default="1/1", help="K/N: the K-th of every N mutants")
     args = parser.parse_args(argv)
+    k, n = (int(part) for part in args.shard.split("/"))
     reasons = equivalent()
     chosen = mutants(args.files)
-    if args.sample is not None:
+    if args.keys:
+        chosen = [m for m in chosen if m.key in args.keys]
+    elif args.sample is not None:
         pool = [m for m in chosen if m.key not in reasons]
         chosen = random.Random(args.seed).sample(pool, min(args.sample, len(pool)))
-    outcomes = run(chosen, args.pytest)
+    outcomes = run(chosen, args.pytest, args.results, (k, n))
+    if any(m.key not in outcomes for m in chosen):
+        print("some mutants are left to other shards: no report")
+        return 0
     markdown = report(chosen, outcomes, reasons)
-    if args.sample is None and args.files == TARGETS:
+    if args.sample is None and not args.keys and args.files == TARGETS:
         write_report(markdown)
     print(markdown)
     gaps = [m for m in chosen if outcomes[m.key] == SURVIVED and m.key not in reasons]

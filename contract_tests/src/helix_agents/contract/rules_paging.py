@@ -135,6 +135,11 @@ class PagingRules:
                 sizes = [len(p) for p in pages]
                 full, rest = divmod(len(ids), first)
                 assert sizes == [first] * full + ([rest] if rest else []), first
+            # One microsecond later is later: activity is ordered to the microsecond.
+            clock.advance(0.000001)
+            await store.append_messages("s12", commit(user()))
+            newest = await store.list_sessions("u", first=3)
+            assert [s.id for s in newest.sessions] == ["s12", "s1", "s7"]
 
     @rule("SES-7", requires="clock")
     async def test_SES_7_activity_moves_forward_on_a_clock_that_stands_still(
