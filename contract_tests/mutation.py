@@ -9,11 +9,13 @@ stopping at its first failure. A mutant the suite passes *survived*. Hypothesis
 runs derandomized without its example database, so a run is reproducible.
 
     python contract_tests/mutation.py            # every mutant; the report into docs/contract.md
-    python contract_tests/mutation.py --sample 12 --seed 3   # 12 non-equivalent mutants
+    python contract_tests/mutation.py --sample 12 --seed 3   # 12 mutants not judged yet
 
-Survivors judged equivalent (the edit changes no behaviour the contract defines)
-are listed with the reason in ``mutation_equivalent.txt`` by mutant key; the exit
-status is 1 when any other mutant survives.
+Survivors judged are listed by mutant key in ``mutation_survivors.txt``, one line
+each: ``equivalent`` (the edit changes no behaviour the contract defines; left out
+of the score) or ``outside`` (a real change the contract does not cover, such as
+a constructor's own option check; counted as a survivor), and why. The exit
+status is 1 when a mutant not judged survives.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import hashlib
 import json
 import os
 import random
+import shlex
 import signal
 import sys
 import tempfile
@@ -43,10 +46,11 @@ TARGETS = (
     "packages/helix-agents-core/src/helix_agents/core/rules.py",
 )
 TESTS = "packages/helix-agents-store-memory/tests"
-EQUIVALENT = Path(__file__).with_name("mutation_equivalent.txt")
+SURVIVORS = Path(__file__).with_name("mutation_survivors.txt")
 DOCS = ROOT / "docs" / "contract.md"
 BEGIN, END = "<!-- mutation: begin -->", "<!-- mutation: end -->"
 KILLED, SURVIVED, TIMED_OUT = "killed", "survived", "timed out"
+EQUIVALENT, OUTSIDE = "equivalent", "outside"
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,14 +108,15 @@ def mutants(targets: Sequence[str] = TARGETS) -> list[Mutant]:
     return found
 
 
-def equivalent() -> dict[str, str]:
-    """Mutant key -> why that mutant changes no behaviour the contract defines."""
-    reasons: dict[str, str] = {}
-    for raw in EQUIVALENT.read_text().splitlines():
+def known() -> dict[str, tuple[str, str]]:
+    """Mutant key -> (kind, why) of every survivor judged: ``equivalent`` or ``outside``."""
+    judged: dict[str, tuple[str, str]] = {}
+    for raw in SURVIVORS.read_text().splitlines():
         if raw.strip() and not raw.startswith("#"):
-            key, _, why = raw.partition(" ")
-            reasons[key] = why.strip()
-    return reasons
+            key, kind, why = raw.split(" ", 2)
+            assert kind in (EQUIVALENT, OUTSIDE), raw
+            judged[key] = (kind, why.strip())
+    return judged
 
 
 class _MutantImporter(MetaPathFinder, Loader):
@@ -256,24 +261,29 @@ def run(
     return outcomes
 
 
-def report(chosen: Sequence[Mutant], outcomes: dict[str, str], reasons: dict[str, str]) -> str:
+def report(
+    chosen: Sequence[Mutant], outcomes: dict[str, str], judged: dict[str, tuple[str, str]]
+) -> str:
     """The Markdown of the score and a table of every survivor."""
     survivors = [m for m in chosen if outcomes[m.key] == SURVIVED]
-    same = sum(1 for m in survivors if m.key in reasons)
+    kinds = [judged.get(m.key, ("", ""))[0] for m in survivors]
+    same, outside = kinds.count(EQUIVALENT), kinds.count(OUTSIDE)
     caught = sum(1 for m in chosen if outcomes[m.key] in (KILLED, TIMED_OUT))
     timed_out = sum(1 for m in chosen if outcomes[m.key] == TIMED_OUT)
     scored = len(chosen) - same
     score = f"{100 * caught / scored:.1f} %" if scored else "n/a"
     rows = [
         f"Mutants: {len(chosen)}; killed: {caught} ({timed_out} by the timeout); "
-        f"survived: {len(survivors)}, of them {same} equivalent. Score (killed of the "
-        f"non-equivalent mutants): **{score}** ({caught} of {scored}).",
+        f"survived: {len(survivors)}: {same} equivalent, {outside} outside the contract, "
+        f"{len(survivors) - same - outside} not judged. Score (killed of the non-equivalent "
+        f"mutants): **{score}** ({caught} of {scored}).",
         "",
-        "| mutant | line | source line | mutant's line | equivalent because |",
+        "| mutant | line | source line | mutant's line | why it survives |",
         "| --- | --- | --- | --- | --- |",
     ]
     for m in survivors:
-        why = reasons.get(m.key, "**not equivalent: a gap in the suite**")
+        kind, why = judged.get(m.key, ("", "**not judged: a gap in the suite?**"))
+        why = f"{kind}: {why}" if kind else why
         where = f"`{m.path.rsplit('/', 1)[1]}:{m.line_number}`"
         line, edit = (s.replace("|", "\\|") for s in (m.line, m.edit() or "(line removed)"))
         rows.append(f"| {m.key} | {where} | `{line}` | `{edit}` | {why} |")
@@ -289,33 +299,33 @@ def write_report(markdown: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the mutants; 1 if a mutant not listed as equivalent survived."""
+    """Run the mutants; 1 if a mutant not judged survived."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--sample", type=int, help="run this many non-equivalent mutants")
+    parser.add_argument("--sample", type=int, help="run this many mutants not judged")
     parser.add_argument("--seed", type=int, default=0, help="which sample (default 0)")
     parser.add_argument("--files", nargs="+", default=TARGETS, help="files or directories")
     parser.add_argument("--keys", nargs="+", help="run only the mutants of these keys")
-    parser.add_argument("--pytest", nargs="+", default=[TESTS], help="pytest's arguments")
+    parser.add_argument("--pytest", default=TESTS, help="pytest's arguments (one string)")
     parser.add_argument("--results", type=Path, help="outcomes file: resume, share, re-run")
     parser.add_argument("--shard", default="1/1", help="K/N: the K-th of every N mutants")
     args = parser.parse_args(argv)
     k, n = (int(part) for part in args.shard.split("/"))
-    reasons = equivalent()
+    judged = known()
     chosen = mutants(args.files)
     if args.keys:
         chosen = [m for m in chosen if m.key in args.keys]
     elif args.sample is not None:
-        pool = [m for m in chosen if m.key not in reasons]
+        pool = [m for m in chosen if m.key not in judged]
         chosen = random.Random(args.seed).sample(pool, min(args.sample, len(pool)))
-    outcomes = run(chosen, args.pytest, args.results, (k, n))
+    outcomes = run(chosen, shlex.split(args.pytest), args.results, (k, n))
     if any(m.key not in outcomes for m in chosen):
         print("some mutants are left to other shards: no report")
         return 0
-    markdown = report(chosen, outcomes, reasons)
+    markdown = report(chosen, outcomes, judged)
     if args.sample is None and not args.keys and args.files == TARGETS:
         write_report(markdown)
     print(markdown)
-    gaps = [m for m in chosen if outcomes[m.key] == SURVIVED and m.key not in reasons]
+    gaps = [m for m in chosen if outcomes[m.key] == SURVIVED and m.key not in judged]
     return 1 if gaps else 0
 
 

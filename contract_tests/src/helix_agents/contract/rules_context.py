@@ -306,6 +306,9 @@ class ContextRules:
         sid = await grown(store, 10)
         await ctx(store).record_compaction(sid, Compaction(boundary=4, summary="first"))
         await ctx(store).record_compaction(sid, Compaction(boundary=8, summary="second"))
+        await store.truncate_messages(sid, 8)  # a cut at a boundary keeps that compaction
+        window = await ctx(store).get_window(sid)
+        assert (window.start, window.compactions) == (8, 2)
         await store.truncate_messages(sid, 6)
         window = await ctx(store).get_window(sid)
         assert (window.start, window.compactions) == (4, 1)

@@ -225,6 +225,12 @@ class MessageRules:
             later = await store.append_messages(sid, commit(user("5"), expect_message_count=5))
             assert later.first_index == 5
             assert (await store.get_session(sid)).message_count == 6  # type: ignore[union-attr]
+        # Any N from 1 up: one row kept at N=1, none dropped under a large N.
+        for keep, kept in ((1, rows[4:]), (10_000, rows)):
+            async with store_factory(max_messages=keep) as store:
+                sid = (await store.create_session()).id
+                await store.append_messages(sid, commit(*rows))
+                assert await store.get_messages(sid) == kept, keep
 
     @rule("MSG-6")
     async def test_MSG_6_stored_rows_cannot_be_changed_by_callers(
