@@ -222,6 +222,10 @@ class MessageRules:
                 await store.clone_session(sid, "clone-below", up_to=1)
             assert await snapshot(store, sid) == before
             assert await store.get_session("clone-below") is None
+            # A clone from the retained rows on keeps their absolute indexes.
+            inside = await store.clone_session(sid, "clone-inside", up_to=4)
+            assert inside.message_count == 4
+            assert await store.get_messages("clone-inside") == rows[2:4]
             later = await store.append_messages(sid, commit(user("5"), expect_message_count=5))
             assert later.first_index == 5
             assert (await store.get_session(sid)).message_count == 6  # type: ignore[union-attr]
