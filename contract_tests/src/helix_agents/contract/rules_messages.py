@@ -109,6 +109,7 @@ class MessageRules:
         assert await store.get_messages(sid, limit=1) == rows[6:]
         assert await store.get_messages(sid, limit=7) == rows
         assert await store.get_messages(sid, limit=100) == rows
+        assert await store.get_messages(sid, limit=1_000_000) == rows  # no cap of its own
         assert await store.get_messages(sid, limit=0) == []
         assert await store.get_messages(sid) == rows
 

@@ -106,6 +106,11 @@ class PagingRules:
             for first in (1, 500):
                 pages = await _walk_sessions(store, owner, first)
                 assert sorted(s for p in pages for s in p) == sorted(owned[owner]), (owner, first)
+        # 20 to a page unless the caller says otherwise (the protocol's default).
+        for n in range(21):
+            await store.create_session(f"many-{n}", user_id="many")
+        default = await store.list_sessions("many")
+        assert len(default.sessions) == 20 and default.next_cursor is not None
         cursor = (await store.list_sessions("u1", first=1)).next_cursor
         assert cursor is not None
         for other in ("u10", "u", "u1:"):
