@@ -47,6 +47,11 @@ class CheckpointPageRules:
         ]
         assert await _page_ids(store, sid, before="b", limit=2) == ["a\U0001f600", "aé"]
         assert await _page_ids(store, sid, prefix="zz") == []
+        # 50 to a page unless the caller says otherwise (the protocol's default).
+        many = (await store.create_session()).id
+        for n in range(51):
+            await store.save_checkpoint(many, checkpoint(f"c{n:02}", 0))
+        assert len(await _page_ids(store, many)) == 50
         assert await _page_ids(store, sid, before="B") == []
         # Walking pages with ``before`` = the last id visits every checkpoint once.
         walked: list[str] = []
