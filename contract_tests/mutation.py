@@ -234,12 +234,12 @@ def run(
 ) -> dict[str, str]:
     """Mutant key -> killed, survived or timed out, after a clean run that must pass.
 
-    With ``results``, a mutant recorded there as caught is not run again (a survivor
-    is), and each outcome is appended as it comes, so runs resume and shards share
-    one file. ``shard`` ``(k, n)`` runs the k-th of every n mutants left to run.
+    With ``results``, a mutant recorded there is not run again (delete its line to
+    run it again), and each outcome is appended as it comes, so runs resume and
+    shards share one file. ``shard`` ``(k, n)`` runs the k-th of every n mutants left.
     """
     os.chdir(ROOT)
-    outcomes = {k: v for k, v in _recorded(results).items() if v in (KILLED, TIMED_OUT)}
+    outcomes = _recorded(results)
     left = [m for m in chosen if m.key not in outcomes][shard[0] - 1 :: shard[1]]
     preloaded = _preload()
     start = time.monotonic()
@@ -257,8 +257,7 @@ def run(
                 out.write(f"{mutant.key} {outcome}\n")
         took = time.monotonic() - began
         print(f"{n}/{len(left)} {mutant.key} {outcome} {took:.1f}s", flush=True)
-    outcomes.update({k: v for k, v in _recorded(results).items() if k not in outcomes})
-    return outcomes
+    return {**_recorded(results), **outcomes}
 
 
 def report(
