@@ -112,9 +112,10 @@ class RedisStateStore(
             except ValidationError:
                 await self._require(session_id)
                 raise
-        reply = await self._call(
-            "r_tail", session_id, [-1 if limit is None else limit], write=False, keys=_ROWS
-        )
+        # A Redis list holds fewer than 2^32 rows, and the script's numbers are doubles that
+        # LRANGE refuses past 2^53: a larger limit asks for every row.
+        tail = -1 if limit is None or limit >= 2**32 else limit
+        reply = await self._call("r_tail", session_id, [tail], write=False, keys=_ROWS)
         if reply is None:
             raise session_not_found(session_id)
         return unpack_rows(reply)
