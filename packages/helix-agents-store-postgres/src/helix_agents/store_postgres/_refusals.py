@@ -17,7 +17,8 @@ from typing import Any, NoReturn
 
 from helix_agents.core import RunInfo
 from helix_agents.core import assert_retained as core_assert_retained
-from helix_agents.core.refusals import raise_refusal, session_not_found
+from helix_agents.core.errors import session_not_found
+from helix_agents.core.refusals import raise_refusal
 
 __all__ = ["Snapshot", "assert_retained", "refuse"]
 

@@ -6,7 +6,7 @@ import asyncio
 import json
 import os
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
@@ -32,24 +32,21 @@ from helix_agents.core import (
     ValidationError,
     check_checkpoint_ids,
     check_id,
-    check_limit,
     check_new_session,
     checkpoint_range,
     decode_sessions_cursor,
 )
+from helix_agents.core.clock import utcnow
+from helix_agents.core.limits import check_listing_first, check_max_messages
 
 from . import _checkpoint_pages, _commit, _edits, _reads, _records, _writes
-from ._config import SQLiteConfig, Synchronous, check_max_messages
+from ._config import SQLiteConfig, Synchronous
 from ._context_store import ContextMethods
 from ._db import Database
 
 __all__ = ["SQLiteStateStore"]
 
 _T = TypeVar("_T")
-
-
-def _utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 class SQLiteStateStore(ContextMethods, SessionHandles):
@@ -71,7 +68,7 @@ class SQLiteStateStore(ContextMethods, SessionHandles):
         max_messages: int | None = None,
         busy_timeout: float = 5.0,
         synchronous: Synchronous = "NORMAL",
-        clock: Callable[[], datetime] = _utcnow,
+        clock: Callable[[], datetime] = utcnow,
     ) -> None:
         check_max_messages(max_messages)
         try:
@@ -179,7 +176,7 @@ class SQLiteStateStore(ContextMethods, SessionHandles):
         """A user's sessions, most recent activity first, ties by id."""
         self._db(self._reader, None)
         check_id(user_id, "user_id")
-        check_limit(None, "first", first, 1, 500)
+        check_listing_first(first)
         after = None if cursor is None else decode_sessions_cursor(user_id, cursor)
         return await self._read(None, _reads.sessions_page, user_id, first, after)
 
