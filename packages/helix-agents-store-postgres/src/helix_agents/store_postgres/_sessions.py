@@ -118,7 +118,7 @@ class SessionsMixin(StoreBase):
             or not (up_to is None or isinstance(up_to, int))
         ):
             count, _, first = await self._counts(source_id, "clone_session")
-            check_up_to(Snapshot(count, first, None, {}))
+            check_up_to(Snapshot(count, first, None))
             assert bad_target is not None  # check_up_to refused any other up_to
             raise bad_target
         doc = await self._call(

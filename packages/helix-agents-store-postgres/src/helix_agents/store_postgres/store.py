@@ -38,7 +38,7 @@ from ._config import POOL_OPTIONS, STORE_OPTIONS, PoolSettings, split_url
 from ._context import ContextMixin
 from ._edits import EditsMixin
 from ._queues import QueuesMixin
-from ._refusals import Snapshot, assert_retained, refuse
+from ._refusals import RefusalDoc, Snapshot, assert_retained, refuse
 from ._sessions import SessionsMixin
 
 __all__ = ["PostgresStateStore", "open_url"]
@@ -99,6 +99,7 @@ class PostgresStateStore(
             session_id=session_id,
         )
         if "refused" in doc:
+            refusal: RefusalDoc = doc
 
             def core_checks(snap: Snapshot) -> None:
                 check_commit(
@@ -107,9 +108,9 @@ class PostgresStateStore(
                     CommitState(
                         message_count=snap.message_count,
                         current_run=snap.current_run,
-                        run_id_used=lambda _: bool(doc["run_used"]),
-                        context_items=doc["ci"],
-                        late_answers=doc["la"],
+                        run_id_used=lambda _: refusal["run_used"],
+                        context_items=refusal["ci"],
+                        late_answers=refusal["la"],
                     ),
                 )
 
@@ -117,7 +118,7 @@ class PostgresStateStore(
                 if start is not None and start.rewind_to is not None:
                     assert_retained(session_id, start.rewind_to, snap)
 
-            refuse(session_id, doc, core_checks, retained)
+            refuse(session_id, refusal, core_checks, retained)
         return CommitResult.model_validate(doc)
 
     async def get_messages(self, session_id: str, *, limit: int | None = None) -> list[Message]:

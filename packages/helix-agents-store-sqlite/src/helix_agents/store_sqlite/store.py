@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sqlite3
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Concatenate, ParamSpec, Self, TypeVar
 
 from helix_agents.core import (
     ApprovalResolution,
@@ -47,6 +48,7 @@ from ._db import Database
 __all__ = ["SQLiteStateStore"]
 
 _T = TypeVar("_T")
+_P = ParamSpec("_P")
 
 
 class SQLiteStateStore(ContextMethods, SessionHandles):
@@ -125,14 +127,32 @@ class SQLiteStateStore(ContextMethods, SessionHandles):
             check_id(sid, "session_id")
         return db
 
-    async def _write(self, sid: str | None, op: Callable[..., _T], *args: Any) -> _T:
-        return await self._db(self._writer, sid).write(lambda db: op(db, *args), sid)
+    async def _write(
+        self,
+        sid: str | None,
+        op: Callable[Concatenate[sqlite3.Connection, _P], _T],
+        *args: _P.args,
+        **kwargs: _P.kwargs,
+    ) -> _T:
+        return await self._db(self._writer, sid).write(lambda db: op(db, *args, **kwargs), sid)
 
-    async def _read(self, sid: str | None, op: Callable[..., _T], *args: Any) -> _T:
-        return await self._db(self._reader, sid).read(lambda db: op(db, *args), sid)
+    async def _read(
+        self,
+        sid: str | None,
+        op: Callable[Concatenate[sqlite3.Connection, _P], _T],
+        *args: _P.args,
+        **kwargs: _P.kwargs,
+    ) -> _T:
+        return await self._db(self._reader, sid).read(lambda db: op(db, *args, **kwargs), sid)
 
-    async def _query(self, sid: str | None, op: Callable[..., _T], *args: Any) -> _T:
-        return await self._db(self._reader, sid).query(lambda db: op(db, *args), sid)
+    async def _query(
+        self,
+        sid: str | None,
+        op: Callable[Concatenate[sqlite3.Connection, _P], _T],
+        *args: _P.args,
+        **kwargs: _P.kwargs,
+    ) -> _T:
+        return await self._db(self._reader, sid).query(lambda db: op(db, *args, **kwargs), sid)
 
     # Sessions
 
