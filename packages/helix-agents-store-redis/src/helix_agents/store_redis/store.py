@@ -27,8 +27,8 @@ from ._context import ContextMixin
 from ._edits import EditsMixin
 from ._errors import DRIVER_ERRORS, Refusal, driver_error, raise_commit_refusal
 from ._listing import ListingMixin
-from ._records import RecordsMixin, fence_args
-from ._schema import COMMIT, COMMIT_REPLY, joined_reply
+from ._records import RecordsMixin
+from ._schema import COMMIT, COMMIT_REPLY, TRUNCATE, joined_reply
 from ._sessions import SessionsMixin
 
 __all__ = ["RedisStateStore", "open_url"]
@@ -184,7 +184,12 @@ class RedisStateStore(
         reply = await self._run(
             "truncate",
             session_id,
-            [*self._common(session_id), keep, *fence_args(fence_run_id)],
+            [
+                *self._common(session_id),
+                *TRUNCATE.pack(
+                    keep=keep, fenced=fence_run_id is not None, fence=fence_run_id or ""
+                ),
+            ],
             write=True,
         )
         if reply[0] != "ok":

@@ -127,6 +127,8 @@ class SQLiteStateStore(ContextMethods, SessionHandles):
             check_id(sid, "session_id")
         return db
 
+    # The three hops share a signature on purpose: ParamSpec checks each call's
+    # arguments against ``op``, which one generic hop taking the mode could not name.
     async def _write(
         self,
         sid: str | None,
