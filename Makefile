@@ -18,6 +18,10 @@ $(SYNCED): $(UV) pyproject.toml uv.lock $(wildcard packages/*/pyproject.toml) co
 .PHONY: install
 install: $(SYNCED) ## Create .venv with every package, the dev tools and uv if missing
 
+.PHONY: install-containers
+install-containers: $(SYNCED) ## Add testcontainers to .venv: the fixtures' Docker fallback
+	$(UV) sync --all-packages --locked --inexact --group containers
+
 .PHONY: lint
 lint: $(SYNCED) ## Lint and check formatting with ruff
 	$(UV) run ruff check .

@@ -29,12 +29,14 @@ _INSTALL_HINTS = {
 }
 
 
-def open_store(url: str, **options: Any) -> SessionStateStore:
+def open_store(url: str, *, tracing: bool = False, **options: Any) -> SessionStateStore:
     """The store for ``url``, not yet connected: use it as ``async with open_store(url)``.
 
     ``options`` go to the backend (``max_messages=…``, ``namespace=…``, …).
     An unknown scheme, or one whose backend is not installed, is a
-    :class:`ValidationError` naming the distribution to install.
+    :class:`ValidationError` naming the distribution to install. ``tracing=True``
+    wraps the store in :func:`helix_agents.core.tracing.traced` (the ``otel``
+    extra), its ``db.system.name`` and ``db.namespace`` taken from the URL.
     """
     try:
         scheme = urlsplit(url).scheme.lower() if isinstance(url, str) else ""
@@ -55,4 +57,20 @@ def open_store(url: str, **options: Any) -> SessionStateStore:
             )
         raise ValidationError(f"no store is installed for {scheme}:// URLs: pip install {dist}")
     factory: Callable[..., SessionStateStore] = next(iter(found)).load()
-    return factory(url, **options)
+    store = factory(url, **options)
+    return _traced(store, url, options) if tracing else store
+
+
+def _traced(store: SessionStateStore, url: str, options: dict[str, Any]) -> SessionStateStore:
+    # Imported here: without tracing=True, opening a store never imports OpenTelemetry.
+    try:
+        from .tracing import traced
+    except ImportError:
+        raise ValidationError(
+            "open_store(..., tracing=True) needs OpenTelemetry: "
+            "pip install 'helix-agents-core[otel]'"
+        ) from None
+    from .tracing._targets import url_target
+
+    system, namespace = url_target(url, options, store)
+    return traced(store, system=system, namespace=namespace)
