@@ -15,7 +15,10 @@ __all__ = ["ENTRY_POINT_GROUP", "open_store"]
 
 ENTRY_POINT_GROUP = "helix_agents.stores"
 
-_DISTRIBUTIONS = {
+# Only for the message when no backend answers: what to install for a first-party
+# scheme. Any backend, first-party or not, registers itself with an entry point in
+# ENTRY_POINT_GROUP and needs no line here (docs/backends/writing.md).
+_INSTALL_HINTS = {
     "memory": "helix-agents-store-memory",
     "sqlite": "helix-agents-store-sqlite",
     "postgresql": "helix-agents-store-postgres",
@@ -45,9 +48,10 @@ def open_store(url: str, *, tracing: bool = False, **options: Any) -> SessionSta
         )
     found = entry_points(group=ENTRY_POINT_GROUP, name=scheme)
     if not found:
-        dist = _DISTRIBUTIONS.get(scheme)
+        dist = _INSTALL_HINTS.get(scheme)
         if dist is None:
-            known = ", ".join(f"{s}://" for s in _DISTRIBUTIONS)
+            installed = sorted({ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)})
+            known = ", ".join(f"{s}://" for s in installed) or "none installed"
             raise ValidationError(
                 f"unknown store URL scheme {scheme!r} in {redact_url(url)!r}; known: {known}"
             )

@@ -16,12 +16,10 @@ from helix_agents.core import (
     check_finish_status,
     check_id,
     check_keep,
-    check_limit,
     coerce,
-    decode_message_cursor,
-    encode_message_cursor,
 )
-from helix_agents.core.refusals import session_not_found
+from helix_agents.core.errors import session_not_found
+from helix_agents.core.limits import check_page_args, check_tail_limit, next_page_cursor
 
 from ._checkpoint_pages import CheckpointPagesMixin
 from ._codec import pack_row, text, unpack_rows
@@ -29,8 +27,8 @@ from ._context import ContextMixin
 from ._edits import EditsMixin
 from ._errors import DRIVER_ERRORS, Refusal, driver_error, raise_commit_refusal
 from ._listing import ListingMixin
-from ._records import RecordsMixin, fence_args
-from ._schema import COMMIT, COMMIT_REPLY, joined_reply
+from ._records import RecordsMixin
+from ._schema import COMMIT, COMMIT_REPLY, TRUNCATE, joined_reply
 from ._sessions import SessionsMixin
 
 __all__ = ["RedisStateStore", "open_url"]
@@ -108,7 +106,7 @@ class RedisStateStore(
         check_id(session_id, "session_id")
         if limit is not None:
             try:
-                check_limit(session_id, "limit", limit, 0, 2**62)
+                check_tail_limit(session_id, limit)
             except ValidationError:
                 await self._require(session_id)
                 raise
@@ -150,13 +148,7 @@ class RedisStateStore(
         """A page of rows in ``order``; ``next_cursor`` is ``None`` at the end."""
         check_id(session_id, "session_id")
         try:
-            check_limit(session_id, "limit", limit, 1, 500)
-            if order not in ("asc", "desc"):
-                raise ValidationError(
-                    f"session {session_id!r}: order {order!r} is not 'asc' or 'desc'",
-                    session_id=session_id,
-                )
-            start = None if cursor is None else decode_message_cursor(session_id, order, cursor)
+            start = check_page_args(session_id, limit, cursor, order)
         except ValidationError:
             await self._require(session_id)
             raise
@@ -172,12 +164,9 @@ class RedisStateStore(
         head, _, joined = text(reply).partition("\n")
         lo, hi, first, count = (int(v) for v in head.split(":"))
         rows = unpack_rows(joined)
-        if order == "asc":
-            more, nxt = hi < count, hi
-        else:
+        if order == "desc":
             rows.reverse()
-            more, nxt = lo > first, lo
-        next_cursor = encode_message_cursor(session_id, order, nxt) if more else None
+        next_cursor = next_page_cursor(session_id, order, lo, hi, first, count)
         return MessagePage(messages=tuple(rows), next_cursor=next_cursor)
 
     async def truncate_messages(
@@ -196,7 +185,12 @@ class RedisStateStore(
         reply = await self._run(
             "truncate",
             session_id,
-            [*self._common(session_id), keep, *fence_args(fence_run_id)],
+            [
+                *self._common(session_id),
+                *TRUNCATE.pack(
+                    keep=keep, fenced=fence_run_id is not None, fence=fence_run_id or ""
+                ),
+            ],
             write=True,
         )
         if reply[0] != "ok":
