@@ -14,6 +14,7 @@ from .urls import redact_url
 __all__ = ["ENTRY_POINT_GROUP", "open_store"]
 
 ENTRY_POINT_GROUP = "helix_agents.stores"
+"""The entry-point group where a backend registers its URL schemes for ``open_store``."""
 
 _DISTRIBUTIONS = {
     "memory": "helix-agents-store-memory",
