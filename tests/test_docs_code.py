@@ -1,0 +1,163 @@
+"""Every ```python block of the docs (docs/**/*.md, README.md, the packages' READMEs) runs.
+
+Each block runs as a script, ``python block.py``, in a fresh temporary directory, so a
+relative SQLite path lands there. A block whose code names a PostgreSQL or Redis URL
+runs against the local servers (``HELIX_POSTGRES_URL`` / ``HELIX_REDIS_URL``, else
+127.0.0.1:5432 and :6379), with one substitution so runs never meet and leave nothing
+behind: each ``postgresql://…`` URL in the block is pointed at a fresh database on the
+local server (its query kept, dropped after the run), and each ``redis://…`` URL at the
+local server with a fresh ``key_prefix=`` (its keys deleted after the run).
+
+A block that cannot run carries ``<!-- not run: <reason> -->`` on the line before its
+fence; there must stay few of them. A block marked ``<!-- docs-example: NAME -->`` is a
+test file that contract_tests/tests/test_docs_example.py runs with pytest.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+import psycopg
+import pytest
+import redis
+
+from helix_agents.contract import backend_unavailable
+
+ROOT = Path(__file__).resolve().parents[1]
+MAX_NOT_RUN = 6
+PG_URL = os.environ.get("HELIX_POSTGRES_URL") or "postgresql://127.0.0.1:5432/postgres"
+REDIS_URL = os.environ.get("HELIX_REDIS_URL") or "redis://127.0.0.1:6379/0"
+PG_IN_CODE = re.compile(r"postgres(?:ql)?://[^\"'\s]*")
+REDIS_IN_CODE = re.compile(r"rediss?://[^\"'\s]*")
+NOT_RUN = re.compile(r"<!-- not run: (.*?) -->")
+DOCS_EXAMPLE = re.compile(r"<!-- docs-example: (\S+) -->")
+
+
+@dataclass(frozen=True)
+class Block:
+    """One ```python block: where it is, its code and the marker before its fence."""
+
+    path: Path
+    line: int
+    code: str
+    marker: str
+
+    @property
+    def where(self) -> str:
+        return f"{self.path.relative_to(ROOT)}:{self.line}"
+
+
+def _markdown_files() -> list[Path]:
+    readmes = [ROOT / "README.md", *sorted(ROOT.glob("packages/*/README.md"))]
+    return [*sorted((ROOT / "docs").rglob("*.md")), *readmes, ROOT / "contract_tests" / "README.md"]
+
+
+def _blocks() -> list[Block]:
+    blocks = []
+    for path in _markdown_files():
+        lines = path.read_text().splitlines()
+        for start, text in enumerate(lines):
+            if text.strip() != "```python":
+                continue
+            end = next(i for i in range(start + 1, len(lines)) if lines[i].strip() == "```")
+            marker = lines[start - 1].strip() if start else ""
+            code = "\n".join(lines[start + 1 : end]) + "\n"
+            blocks.append(Block(path, start + 1, code, marker))
+    return blocks
+
+
+BLOCKS = _blocks()
+
+
+def test_blocks_found() -> None:
+    """The collector sees the docs (a broken fence match would make every test vanish)."""
+    assert len(BLOCKS) >= 20, [b.where for b in BLOCKS]
+
+
+def test_few_blocks_do_not_run() -> None:
+    """Blocks left unrun state why, and stay few; the list is printed for the record."""
+    not_run = [(b.where, NOT_RUN.fullmatch(b.marker)) for b in BLOCKS if "not run" in b.marker]
+    for where, match in not_run:
+        assert match and match.group(1).strip(), f"{where}: write <!-- not run: <reason> -->"
+        print(f"not run: {where}: {match.group(1)}")
+    assert len(not_run) <= MAX_NOT_RUN, [where for where, _ in not_run]
+
+
+@pytest.fixture
+def pg_database() -> Iterator[str]:
+    """A fresh database on the local PostgreSQL server, dropped after the test."""
+    name = f"helix_docs_{uuid.uuid4().hex[:12]}"
+    try:
+        admin = psycopg.connect(PG_URL, autocommit=True, connect_timeout=5)
+    except psycopg.OperationalError as exc:
+        backend_unavailable(f"no PostgreSQL server at {PG_URL}: {exc}")
+    with admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+        try:
+            yield urlsplit(PG_URL)._replace(path=f"/{name}", query="").geturl()
+        finally:
+            admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def redis_prefix() -> Iterator[str]:
+    """A fresh key prefix on the local Redis server, its keys deleted after the test."""
+    prefix = f"docs{uuid.uuid4().hex[:12]}"
+    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=5)
+    with client:
+        try:
+            client.ping()
+        except redis.ConnectionError as exc:
+            backend_unavailable(f"no Redis server at {REDIS_URL}: {exc}")
+        yield prefix
+        keys = list(client.scan_iter(match=f"{prefix}:*", count=1000))
+        if keys:
+            client.delete(*keys)
+
+
+def _with_query(url: str, query: str, **extra: str) -> str:
+    pairs = parse_qsl(query, keep_blank_values=True) + list(extra.items())
+    return f"{url}?{urlencode(pairs)}" if pairs else url
+
+
+def _local(code: str, request: pytest.FixtureRequest) -> str:
+    """The block with its server URLs pointed at the local servers, isolated (see above)."""
+    if PG_IN_CODE.search(code):
+        database = request.getfixturevalue("pg_database")
+        code = PG_IN_CODE.sub(lambda m: _with_query(database, urlsplit(m[0]).query), code)
+    if REDIS_IN_CODE.search(code):
+        prefix = request.getfixturevalue("redis_prefix")
+        base = REDIS_URL.split("?", 1)[0]
+        code = REDIS_IN_CODE.sub(
+            lambda m: _with_query(base, urlsplit(m[0]).query, key_prefix=prefix), code
+        )
+    return code
+
+
+@pytest.mark.parametrize("block", BLOCKS, ids=[b.where for b in BLOCKS])
+def test_block_runs(block: Block, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    if reason := NOT_RUN.fullmatch(block.marker):
+        pytest.skip(f"not run: {reason.group(1)}")
+    if example := DOCS_EXAMPLE.fullmatch(block.marker):
+        runner = ROOT / "contract_tests" / "tests" / "test_docs_example.py"
+        assert f'_example("{example.group(1)}")' in runner.read_text(), block.where
+        return
+    script = tmp_path / "block.py"
+    script.write_text(_local(block.code, request))
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, f"{block.where} failed:\n{done.stderr}{done.stdout}"
