@@ -7,7 +7,16 @@ import os
 import nox
 
 nox.options.default_venv_backend = "none"
-nox.options.sessions = ["lint", "types", "tests", "contract", "langgraph", "cli", "openai_agents", "repo"]
+nox.options.sessions = [
+    "lint",
+    "types",
+    "tests",
+    "contract",
+    "langgraph",
+    "cli",
+    "openai_agents",
+    "repo",
+]
 
 BACKENDS = {
     "memory": "packages/helix-agents-store-memory",

@@ -15,26 +15,19 @@ test file that contract_tests/tests/test_docs_example.py runs with pytest.
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
-import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-import psycopg
 import pytest
-import redis
 
-from helix_agents.contract import backend_unavailable
+from .conftest import REDIS_URL
 
 ROOT = Path(__file__).resolve().parents[1]
-MAX_NOT_RUN = 6
-PG_URL = os.environ.get("HELIX_POSTGRES_URL") or "postgresql://127.0.0.1:5432/postgres"
-REDIS_URL = os.environ.get("HELIX_REDIS_URL") or "redis://127.0.0.1:6379/0"
+MAX_NOT_RUN = 5
 PG_IN_CODE = re.compile(r"postgres(?:ql)?://[^\"'\s]*")
 REDIS_IN_CODE = re.compile(r"rediss?://[^\"'\s]*")
 NOT_RUN = re.compile(r"<!-- not run: (.*?) -->")
@@ -89,38 +82,6 @@ def test_few_blocks_do_not_run() -> None:
         assert match and match.group(1).strip(), f"{where}: write <!-- not run: <reason> -->"
         print(f"not run: {where}: {match.group(1)}")
     assert len(not_run) <= MAX_NOT_RUN, [where for where, _ in not_run]
-
-
-@pytest.fixture
-def pg_database() -> Iterator[str]:
-    """A fresh database on the local PostgreSQL server, dropped after the test."""
-    name = f"helix_docs_{uuid.uuid4().hex[:12]}"
-    try:
-        admin = psycopg.connect(PG_URL, autocommit=True, connect_timeout=5)
-    except psycopg.OperationalError as exc:
-        backend_unavailable(f"no PostgreSQL server at {PG_URL}: {exc}")
-    with admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-        try:
-            yield urlsplit(PG_URL)._replace(path=f"/{name}", query="").geturl()
-        finally:
-            admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
-
-
-@pytest.fixture
-def redis_prefix() -> Iterator[str]:
-    """A fresh key prefix on the local Redis server, its keys deleted after the test."""
-    prefix = f"docs{uuid.uuid4().hex[:12]}"
-    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=5)
-    with client:
-        try:
-            client.ping()
-        except redis.ConnectionError as exc:
-            backend_unavailable(f"no Redis server at {REDIS_URL}: {exc}")
-        yield prefix
-        keys = list(client.scan_iter(match=f"{prefix}:*", count=1000))
-        if keys:
-            client.delete(*keys)
 
 
 def _with_query(url: str, query: str, **extra: str) -> str:
