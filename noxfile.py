@@ -68,7 +68,7 @@ def openai_agents(session: nox.Session) -> None:
 @nox.session
 def repo(session: nox.Session) -> None:
     """The repository's own tests: the docs site, its code blocks, the release builds."""
-    uv_run(session, "pytest", "tests", *session.posargs)
+    uv_run(session, "pytest", "repo_tests", *session.posargs)
 
 
 @nox.session

@@ -6,7 +6,7 @@ runs against the local servers (``HELIX_POSTGRES_URL`` / ``HELIX_REDIS_URL``, el
 127.0.0.1:5432 and :6379), with one substitution so runs never meet and leave nothing
 behind: each ``postgresql://…`` URL in the block is pointed at a fresh database on the
 local server (its query kept, dropped after the run), and each ``redis://…`` URL at the
-local server with a fresh ``key_prefix=`` (its keys deleted after the run).
+local server under a fresh ``key_prefix=`` (its keys deleted after the run).
 
 A block that cannot run carries ``<!-- not run: <reason> -->`` on the line before its
 fence; there must stay few of them. A block marked ``<!-- docs-example: NAME -->`` is a
@@ -19,12 +19,11 @@ import re
 import subprocess
 import sys
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
-
-from .conftest import REDIS_URL
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_NOT_RUN = 5
@@ -84,22 +83,18 @@ def test_few_blocks_do_not_run() -> None:
     assert len(not_run) <= MAX_NOT_RUN, [where for where, _ in not_run]
 
 
-def _with_query(url: str, query: str, **extra: str) -> str:
-    pairs = parse_qsl(query, keep_blank_values=True) + list(extra.items())
-    return f"{url}?{urlencode(pairs)}" if pairs else url
+def _merge(url: str, found: re.Match[str]) -> str:
+    """``url`` with the query arguments of the URL ``found`` in a block (its options kept)."""
+    parts = urlsplit(url)
+    pairs = parse_qsl(urlsplit(found[0]).query, keep_blank_values=True) + parse_qsl(parts.query)
+    return parts._replace(query=urlencode(pairs)).geturl()
 
 
 def _local(code: str, request: pytest.FixtureRequest) -> str:
     """The block with its server URLs pointed at the local servers, isolated (see above)."""
-    if PG_IN_CODE.search(code):
-        database = request.getfixturevalue("pg_database")
-        code = PG_IN_CODE.sub(lambda m: _with_query(database, urlsplit(m[0]).query), code)
-    if REDIS_IN_CODE.search(code):
-        prefix = request.getfixturevalue("redis_prefix")
-        base = REDIS_URL.split("?", 1)[0]
-        code = REDIS_IN_CODE.sub(
-            lambda m: _with_query(base, urlsplit(m[0]).query, key_prefix=prefix), code
-        )
+    for pattern, fixture in ((PG_IN_CODE, "pg_database"), (REDIS_IN_CODE, "redis_url")):
+        if pattern.search(code):
+            code = pattern.sub(partial(_merge, request.getfixturevalue(fixture)), code)
     return code
 
 

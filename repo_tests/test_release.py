@@ -25,8 +25,6 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from .conftest import REDIS_URL
-
 ROOT = Path(__file__).resolve().parents[1]
 PROJECTS = sorted([*ROOT.glob("packages/*/pyproject.toml"), ROOT / "contract_tests/pyproject.toml"])
 DISTS = {tomllib.loads(p.read_text())["project"]["name"]: p.parent for p in PROJECTS}
@@ -179,8 +177,7 @@ def test_wheel_works_in_a_bare_venv(
     elif name == "helix-agents-store-postgres":
         env["STORE_URL"] = request.getfixturevalue("pg_database") + "?auto_migrate=true"
     elif name == "helix-agents-store-redis":
-        prefix = request.getfixturevalue("redis_prefix")
-        env["STORE_URL"] = f"{REDIS_URL.split('?', 1)[0]}?key_prefix={prefix}"
+        env["STORE_URL"] = request.getfixturevalue("redis_url")
     _run(python, "-c", SMOKE[name], cwd=tmp_path, env=env)
     if name == "helix-agents-cli":
         assert "helix-store" in _run(venv / "bin" / "helix-store", "--help", env=env)

@@ -34,8 +34,8 @@ def pg_database() -> Iterator[str]:
 
 
 @pytest.fixture
-def redis_prefix() -> Iterator[str]:
-    """A fresh key prefix on the local Redis server, its keys deleted after the test."""
+def redis_url() -> Iterator[str]:
+    """A store URL on the local Redis server under a fresh key prefix, its keys deleted after."""
     prefix = f"helix-tmp-{uuid.uuid4().hex[:12]}"
     client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=5)
     with client:
@@ -43,7 +43,7 @@ def redis_prefix() -> Iterator[str]:
             client.ping()
         except redis.ConnectionError as exc:
             backend_unavailable(f"no Redis server at {REDIS_URL}: {exc}")
-        yield prefix
+        yield f"{REDIS_URL.split('?', 1)[0]}?key_prefix={prefix}"
         keys = list(client.scan_iter(match=f"{prefix}:*", count=1000))
         if keys:
             client.delete(*keys)
