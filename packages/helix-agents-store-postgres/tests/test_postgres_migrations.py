@@ -35,6 +35,7 @@ TABLES = {
     "__agents_archive",
     "__agents_preserved",
     "__agents_migrations",
+    "__agents_functions",
 }
 
 

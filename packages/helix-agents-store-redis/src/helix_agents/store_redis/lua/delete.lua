@@ -1,6 +1,6 @@
 -- delete_session: every key of the session, and (inline) its listing entry.
 if redis.call('EXISTS', META) == 0 then
-  return {'nf'}
+  return {'session_not_found'}
 end
 local m = redis.call('HMGET', META, 'la', 'ukey')
 redis.call('DEL', unpack(KEYS))
