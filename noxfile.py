@@ -7,7 +7,16 @@ import os
 import nox
 
 nox.options.default_venv_backend = "none"
-nox.options.sessions = ["lint", "types", "tests", "contract", "langgraph", "cli", "openai_agents"]
+nox.options.sessions = [
+    "lint",
+    "types",
+    "tests",
+    "contract",
+    "langgraph",
+    "cli",
+    "openai_agents",
+    "repo",
+]
 
 BACKENDS = {
     "memory": "packages/helix-agents-store-memory",
@@ -57,6 +66,12 @@ def openai_agents(session: nox.Session) -> None:
 
 
 @nox.session
+def repo(session: nox.Session) -> None:
+    """The repository's own tests: the docs site, its code blocks, the release builds."""
+    uv_run(session, "pytest", "repo_tests", *session.posargs)
+
+
+@nox.session
 def mutation(session: nox.Session) -> None:
     """Mutation testing of the memory store and core's rules (``make mutation``)."""
     session.run("make", "mutation", external=True)
@@ -77,5 +92,5 @@ def types(session: nox.Session) -> None:
 
 @nox.session
 def docs(session: nox.Session) -> None:
-    """Build the Markdown docs into site/, failing on broken links."""
+    """Build the docs site and its API reference into site/, failing on any warning."""
     uv_run(session, "mkdocs", "build", "--strict")

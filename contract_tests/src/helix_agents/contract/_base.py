@@ -23,6 +23,7 @@ __all__ = [
 ]
 
 REQUIRE_BACKENDS_ENV = "HELIX_REQUIRE_BACKENDS"
+"""Set to ``1`` to fail, not skip, when a backend's server is missing."""
 _F = TypeVar("_F", bound=Callable[..., Coroutine[Any, Any, None]])
 
 

@@ -45,6 +45,7 @@ from .model import SessionModel
 __all__ = ["PROFILE_ENV", "run_state_machine"]
 
 PROFILE_ENV = "HELIX_CONTRACT_PROFILE"
+"""The variable naming the state machine's profile: ``helix-ci`` or ``helix-thorough``."""
 for _name, _examples, _steps in (("helix-ci", 20, 25), ("helix-thorough", 300, 60)):
     settings.register_profile(
         _name,

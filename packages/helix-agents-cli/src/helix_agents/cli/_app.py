@@ -28,6 +28,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+"""The typer application behind ``helix-store``: every command, for embedding or testing."""
 
 Url = Annotated[
     str, typer.Argument(help="Store URL: sqlite:///x.db, postgresql://…, redis://…, memory://")

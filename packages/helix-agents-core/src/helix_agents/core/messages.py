@@ -24,7 +24,9 @@ __all__ = [
 ]
 
 JsonObject: TypeAlias = dict[str, JsonValue]
+"""A JSON object: string keys, JSON values."""
 ContextKind: TypeAlias = Literal["instruction", "notice", "memory", "tools"]
+"""What a context item carries into the conversation."""
 ChatRole: TypeAlias = Literal["system", "user", "assistant", "tool"]
 
 

@@ -30,8 +30,11 @@ __all__ = [
 ]
 
 RunStatus: TypeAlias = Literal["live", "completed", "failed", "cancelled", "awaiting_approval"]
+"""The state of a session's current run."""
 PageOrder: TypeAlias = Literal["asc", "desc"]
+"""The order of a page of rows: oldest first or newest first."""
 ApprovalResolution: TypeAlias = Literal["resolved", "already-resolved"]
+"""What resolving an approval did: resolved it now, or found it resolved before."""
 # Ids and counts are taken as given: bytes, bools, floats and numeric strings are
 # refused, not converted (docs/limits.md).
 NonNegative = Annotated[StrictInt, Field(ge=0)]

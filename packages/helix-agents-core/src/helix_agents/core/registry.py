@@ -14,6 +14,7 @@ from .urls import redact_url
 __all__ = ["ENTRY_POINT_GROUP", "open_store"]
 
 ENTRY_POINT_GROUP = "helix_agents.stores"
+"""The entry-point group where a backend registers its URL schemes for ``open_store``."""
 
 # Only for the message when no backend answers: what to install for a first-party
 # scheme. Any backend, first-party or not, registers itself with an entry point in

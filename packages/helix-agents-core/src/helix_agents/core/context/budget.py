@@ -27,6 +27,7 @@ __all__ = [
 logger = logging.getLogger("helix_agents.core.context")
 
 BudgetLevel: TypeAlias = Literal["ok", "warn", "compact"]
+"""How full the context window is: fine, near the limit, or time to compact."""
 # Every row costs a few tokens of framing (role, separators) beyond its text.
 ROW_OVERHEAD = 4
 _WORDLIKE = re.compile(r"[A-Za-z0-9]")

@@ -27,6 +27,7 @@ __all__ = [
 ]
 
 MAX_HISTORY_LIMIT = 200
+"""The most rows one history search returns."""
 MAX_LINE_CHARS = 500
 
 

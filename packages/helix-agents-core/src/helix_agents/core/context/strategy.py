@@ -11,7 +11,9 @@ __all__ = ["STRATEGIES", "ContextStrategy", "StrategyFeatures", "features", "res
 logger = logging.getLogger("helix_agents.core.context")
 
 ContextStrategy: TypeAlias = Literal["static", "hybrid", "dynamic"]
+"""How an agent's context is assembled (docs/context-strategies.md)."""
 STRATEGIES: tuple[ContextStrategy, ...] = ("static", "hybrid", "dynamic")
+"""Every context strategy, in order of how much the store manages."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,9 @@ from .errors import UnknownToolSourceError
 __all__ = ["ACTIVATE_TOOL", "SourceKind", "ToolCatalog", "ToolSource"]
 
 SourceKind: TypeAlias = Literal["builtin", "mcp", "code", "agent", "openapi"]
+"""Where a tool source's tools come from."""
 ACTIVATE_TOOL = "activate_tool_source"
+"""The name of the agent tool that activates a tool source."""
 PREVIEW_NAMES = 5
 
 
