@@ -1,0 +1,1 @@
+"""Google ADK session service on any helix-agents session store."""
