@@ -22,6 +22,8 @@ __all__ = [
     "RecordResult",
     "RunInfo",
     "RunStatus",
+    "Scope",
+    "ScopedStateDelta",
     "SessionInfo",
     "SessionSummary",
     "SessionsPage",
@@ -31,6 +33,7 @@ __all__ = [
 
 RunStatus: TypeAlias = Literal["live", "completed", "failed", "cancelled", "awaiting_approval"]
 PageOrder: TypeAlias = Literal["asc", "desc"]
+Scope: TypeAlias = Literal["app", "user", "session"]
 ApprovalResolution: TypeAlias = Literal["resolved", "already-resolved"]
 # Ids and counts are taken as given: bytes, bools, floats and numeric strings are
 # refused, not converted (docs/limits.md).
@@ -80,6 +83,18 @@ class LateAnswerDelivery(_Value):
     row_offset: StrictInt
 
 
+class ScopedStateDelta(_Value):
+    """Keys to set in the ``(scope, owner)`` map, atomically with the commit.
+
+    ``owner`` names the ``app`` or ``user`` map; a ``session`` delta has none: it is the
+    commit's own session.
+    """
+
+    scope: Scope
+    owner: Id | None = None
+    changes: JsonObject
+
+
 class MessageCommit(_Value):
     """Rows to append, with the checks and deliveries that land atomically with them."""
 
@@ -90,6 +105,7 @@ class MessageCommit(_Value):
     deliver_context_items: tuple[ContextItemDelivery, ...] = ()
     deliver_late_answers: tuple[LateAnswerDelivery, ...] = ()
     commit_id: Id | None = None
+    scoped_state: tuple[ScopedStateDelta, ...] = ()
 
 
 class CommitResult(_Value):
