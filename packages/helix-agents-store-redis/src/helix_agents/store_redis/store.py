@@ -6,17 +6,20 @@ from typing import Any
 
 from helix_agents.core import (
     CommitResult,
+    JsonObject,
     Message,
     MessageCommit,
     MessagePage,
     PageOrder,
     RunStatus,
+    Scope,
     SessionHandles,
     ValidationError,
     check_finish_status,
     check_id,
     check_keep,
     check_limit,
+    check_scope,
     coerce,
     decode_message_cursor,
     encode_message_cursor,
@@ -58,6 +61,17 @@ class RedisStateStore(
     keyword goes to the redis-py client.
     """
 
+    async def get_scoped_state(self, scope: Scope, owner: str) -> JsonObject:
+        """Always ``{}``: scoped state is not held here yet (docs/scoped-state.md).
+
+        A ``session`` owner must exist.
+        """
+        self._live()
+        check_scope(None, scope, owner)
+        if scope == "session":
+            await self._require(owner)
+        return {}
+
     # Rows
 
     async def append_messages(self, session_id: str, commit: MessageCommit) -> CommitResult:
@@ -66,6 +80,12 @@ class RedisStateStore(
         try:
             commit = coerce(MessageCommit, commit, session_id)
             rows = [pack_row(m, session_id) for m in commit.messages]
+            if commit.scoped_state:
+                raise ValidationError(
+                    f"session {session_id!r}: the Redis store does not hold scoped state yet "
+                    "(docs/scoped-state.md)",
+                    session_id=session_id,
+                )
         except ValidationError:
             await self._require(session_id)  # a missing session is reported first
             raise
