@@ -1,4 +1,4 @@
-"""Fixtures of the adapter's tests: each test runs on ADK's in-memory service and on ours on four backends.
+"""Fixtures of the adapter's tests: ADK's in-memory service, and ours on four backends.
 
 ``service`` is ADK's ``InMemorySessionService`` (the reference the restated contract is
 checked against) or ``HelixSessionService`` on memory, SQLite, PostgreSQL or Redis. Servers
