@@ -7,7 +7,16 @@ import os
 import nox
 
 nox.options.default_venv_backend = "none"
-nox.options.sessions = ["lint", "types", "tests", "contract", "langgraph", "cli", "openai_agents"]
+nox.options.sessions = [
+    "lint",
+    "types",
+    "tests",
+    "contract",
+    "langgraph",
+    "cli",
+    "openai_agents",
+    "adk",
+]
 
 BACKENDS = {
     "memory": "packages/helix-agents-store-memory",
@@ -54,6 +63,12 @@ def cli(session: nox.Session) -> None:
 def openai_agents(session: nox.Session) -> None:
     """The OpenAI Agents SDK adapter on every backend, with the SDK's own session tests."""
     uv_run(session, "pytest", "packages/helix-agents-openai-agents", *session.posargs)
+
+
+@nox.session
+def adk(session: nox.Session) -> None:
+    """The Google ADK session service: ADK's contract restated, on ADK's own and on ours."""
+    uv_run(session, "pytest", "packages/helix-agents-adk", *session.posargs)
 
 
 @nox.session

@@ -1,4 +1,7 @@
-"""Scoped state (SCS): app, user and session maps changed inside the commit (docs/scoped-state.md)."""
+"""Scoped state (SCS): app, user and session maps changed inside the commit.
+
+The design is docs/scoped-state.md.
+"""
 
 from __future__ import annotations
 
@@ -116,7 +119,7 @@ class ScopedStateRules:
             big = (await one.get_scoped_state("app", owner))["big"]
             assert type(big) is int and big == 10**40
             # A map handed out is the caller's: changing it changes nothing stored.
-            got = await one.get_scoped_state("app", owner)
+            got: dict[str, Any] = await one.get_scoped_state("app", owner)
             got["nested"]["list"].append("mine")
             assert await one.get_scoped_state("app", owner) == {**_ODD, "more": [1]}
             assert await one.get_scoped_state("session", s1) == {}
@@ -128,7 +131,7 @@ class ScopedStateRules:
     ) -> None:
         a = _owner("app")
         sid = (await store.create_session()).id
-        bad_deltas = [
+        bad_deltas: list[Any] = [
             ScopedStateDelta.model_construct(scope="app", owner=None, changes={"k": 1}),
             ScopedStateDelta.model_construct(scope="session", owner="x", changes={"k": 1}),
             ScopedStateDelta.model_construct(scope="user", owner="", changes={"k": 1}),
@@ -136,8 +139,8 @@ class ScopedStateRules:
             ScopedStateDelta.model_construct(scope="app", owner=a, changes={"": 1}),
             ScopedStateDelta.model_construct(scope="app", owner=a, changes={"k" * 513: 1}),
             ScopedStateDelta.model_construct(scope="app", owner=a, changes={"k": float("nan")}),
-            ScopedStateDelta.model_construct(scope="app", owner=a, changes={"k": {1, 2}}),
-            ScopedStateDelta.model_construct(scope="global", owner=a, changes={"k": 1}),
+            ScopedStateDelta.model_construct(scope="app", owner=a, changes={"k": {1, 2}}),  # type: ignore[dict-item]
+            ScopedStateDelta.model_construct(scope="global", owner=a, changes={"k": 1}),  # type: ignore[arg-type]
             app(a, **{f"k{i}": i for i in range(MAX_SCOPED_KEYS + 1)}),
         ]
         before = await snapshot(store, sid)

@@ -7,6 +7,7 @@ shows the restatement is faithful — and on ``HelixSessionService`` over each b
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
 from google.adk.errors.already_exists_error import AlreadyExistsError
@@ -22,9 +23,9 @@ pytestmark = pytest.mark.anyio
 APP = "trips"
 
 
-def said(author: str, text: str, *, at: float | None = None, **delta: object) -> Event:
+def said(author: str, text: str, *, at: float | None = None, **delta: Any) -> Event:
     """An event of ``author`` saying ``text``, carrying ``delta`` as its state delta."""
-    fields: dict[str, object] = {}
+    fields: dict[str, Any] = {}
     if at is not None:
         fields["timestamp"] = at
     return Event(
@@ -132,9 +133,8 @@ async def test_state_deltas_by_scope(service: BaseSessionService) -> None:
     ada2 = await service.create_session(app_name=APP, user_id="ada", session_id="a2")
     bob = await service.create_session(app_name=APP, user_id="bob", session_id="b1")
     other = await service.create_session(app_name="other", user_id="ada", session_id="o1")
-    event = said(
-        "agent", "noted", mine=1, **{"app:seen": 2, "user:likes": "tea", "temp:scratch": 3}
-    )
+    scoped: dict[str, Any] = {"app:seen": 2, "user:likes": "tea", "temp:scratch": 3}
+    event = said("agent", "noted", mine=1, **scoped)
     await service.append_event(ada1, event)
     # The session object has every key, temp included, for the rest of its invocation.
     assert ada1.state["temp:scratch"] == 3

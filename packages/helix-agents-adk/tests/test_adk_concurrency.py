@@ -12,7 +12,7 @@ from google.adk.errors import StaleSessionError
 from google.adk.errors.already_exists_error import AlreadyExistsError
 from google.adk.sessions import BaseSessionService
 from helix_backends import BACKENDS
-from test_session_contract import APP, said, texts
+from test_adk_contract import APP, said, texts
 
 from helix_agents.adk import HelixSessionService
 
