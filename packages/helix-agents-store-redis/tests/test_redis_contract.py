@@ -11,14 +11,12 @@ from collections.abc import Callable
 
 import pytest
 
-from helix_agents.contract import Capabilities, SessionStoreContract, StoreFactory
+from helix_agents.contract import SessionStoreContract, StoreFactory
 from helix_agents.store_redis import RedisStateStore
 
 
 class TestRedisContract(SessionStoreContract):
     """Every rule id against a standalone Redis server."""
-
-    capabilities = Capabilities(scoped_state=False)  # not yet: docs/scoped-state.md
 
     @pytest.fixture
     def store_factory(self, standalone_factory: Callable[..., RedisStateStore]) -> StoreFactory:
@@ -27,8 +25,6 @@ class TestRedisContract(SessionStoreContract):
 
 class TestRedisClusterContract(SessionStoreContract):
     """Every rule id against a Redis Cluster of three masters started from redis-server."""
-
-    capabilities = Capabilities(scoped_state=False)  # not yet: docs/scoped-state.md
 
     @pytest.fixture
     def store_factory(self, cluster_factory: Callable[..., RedisStateStore]) -> StoreFactory:

@@ -6,23 +6,23 @@ from typing import Any
 
 from helix_agents.core import (
     CommitResult,
-    JsonObject,
     Message,
     MessageCommit,
     MessagePage,
     PageOrder,
     RunStatus,
-    Scope,
     SessionHandles,
+    StoreUnavailableError,
     ValidationError,
     check_finish_status,
     check_id,
     check_keep,
     check_limit,
-    check_scope,
+    check_scoped_deltas,
     coerce,
     decode_message_cursor,
     encode_message_cursor,
+    merge_deltas,
 )
 
 from ._checkpoint_pages import CheckpointPagesMixin
@@ -32,12 +32,16 @@ from ._edits import EditsMixin
 from ._errors import DRIVER_ERRORS, Refusal, driver_error, not_found, raise_commit_refusal
 from ._listing import ListingMixin
 from ._records import RecordsMixin, fence_args
+from ._scoped import ScopedMixin, flat_pairs, journal_entry
 from ._sessions import SessionsMixin
 
 __all__ = ["RedisStateStore", "open_url"]
 
 # The keys the row reads are given.
 _ROWS = ("meta", "rows")
+# A commit refused because a reader sealed its maps announces itself again; readers
+# seal only maps without pending entries, so a few rounds always suffice.
+_SEALED_RETRIES = 8
 
 
 class RedisStateStore(
@@ -47,6 +51,7 @@ class RedisStateStore(
     EditsMixin,
     CheckpointPagesMixin,
     ContextMixin,
+    ScopedMixin,
     SessionHandles,
 ):
     """Session state in Redis (standalone, or a Redis Cluster), through ``redis.asyncio``.
@@ -61,17 +66,6 @@ class RedisStateStore(
     keyword goes to the redis-py client.
     """
 
-    async def get_scoped_state(self, scope: Scope, owner: str) -> JsonObject:
-        """Always ``{}``: scoped state is not held here yet (docs/scoped-state.md).
-
-        A ``session`` owner must exist.
-        """
-        self._live()
-        check_scope(None, scope, owner)
-        if scope == "session":
-            await self._require(owner)
-        return {}
-
     # Rows
 
     async def append_messages(self, session_id: str, commit: MessageCommit) -> CommitResult:
@@ -80,12 +74,7 @@ class RedisStateStore(
         try:
             commit = coerce(MessageCommit, commit, session_id)
             rows = [pack_row(m, session_id) for m in commit.messages]
-            if commit.scoped_state:
-                raise ValidationError(
-                    f"session {session_id!r}: the Redis store does not hold scoped state yet "
-                    "(docs/scoped-state.md)",
-                    session_id=session_id,
-                )
+            check_scoped_deltas(session_id, commit.scoped_state)
         except ValidationError:
             await self._require(session_id)  # a missing session is reported first
             raise
@@ -104,17 +93,36 @@ class RedisStateStore(
             len(ctx) // 2,
             len(late) // 2,
         )
-        args = [
-            *self._common(session_id),
-            ":".join(map(str, numbers)),
-            commit.commit_id or "",
-            "" if start is None else start.run_id,
-            commit.fence_run_id or "",
-            *rows,
-            *ctx,
-            *late,
-        ]
-        reply = await self._call("commit", session_id, args, write=True)
+        merged = merge_deltas(session_id, commit.scoped_state)
+        own = flat_pairs(merged.get(("session", session_id), {}))
+        shared = self._shared_changes(merged)
+        tokens = await self._announce(session_id, shared)
+        for _ in range(_SEALED_RETRIES):
+            args = [
+                *self._common(session_id),
+                ":".join(map(str, numbers)),
+                commit.commit_id or "",
+                "" if start is None else start.run_id,
+                commit.fence_run_id or "",
+                *rows,
+                *ctx,
+                *late,
+                len(own) // 2,
+                *own,
+                len(shared),
+                *(v for pair in tokens.items() for v in pair),
+                journal_entry(shared),
+            ]
+            reply = await self._call("commit", session_id, args, write=True)
+            if not (isinstance(reply, list) and text(reply)[0] == "sealed"):
+                break
+            tokens = await self._announce(session_id, shared)
+        else:
+            raise StoreUnavailableError(
+                f"session {session_id!r}: readers kept sealing the commit's maps; not written",
+                session_id=session_id,
+                may_have_landed=False,
+            )
         if isinstance(reply, list):
             reply = text(reply)
             if reply[0] == "nf":
@@ -122,6 +130,8 @@ class RedisStateStore(
             raise_commit_refusal(session_id, commit, reply)
         first, count, replayed, la, user_key = text(reply).split(":", 4)
         await self._relist(session_id, int(la), user_key)
+        if shared:
+            await self._settle(session_id, tokens)
         return CommitResult(
             first_index=int(first), message_count=int(count), replayed=replayed == "1"
         )
