@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from helix_agents.store_postgres._migrations import function_files
 from helix_agents.store_postgres._migrations import migrations as postgres_migrations
 from helix_agents.store_sqlite._migrations import shipped_migrations
 
@@ -17,9 +18,11 @@ def test_migrate_shows_applies_then_has_nothing_left(
     helix: Helix, backend: str, request: pytest.FixtureRequest
 ) -> None:
     url: str = request.getfixturevalue(backend)
-    names = [
-        m.name for m in (shipped_migrations() if backend == "sqlite_url" else postgres_migrations())
-    ]
+    if backend == "sqlite_url":
+        names = [m.name for m in shipped_migrations()]
+    else:
+        names = [m.name for m in postgres_migrations()]
+        names += [f"functions/{f.name}" for f in function_files()]
     dry = helix("migrate", url, "--dry-run", "--json")
     assert dry.code == 0, dry.err
     assert json.loads(dry.out)["pending"] == names and json.loads(dry.out)["applied_now"] == []

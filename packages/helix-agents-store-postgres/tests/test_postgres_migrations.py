@@ -36,6 +36,7 @@ TABLES = {
     "__agents_preserved",
     "__agents_scoped_state",
     "__agents_migrations",
+    "__agents_functions",
 }
 
 

@@ -68,7 +68,12 @@ async def _postgres(url: str, dry_run: bool) -> Plan:
 
     from helix_agents.store_postgres import migrate
     from helix_agents.store_postgres._config import split_url, valid_schema
-    from helix_agents.store_postgres._migrations import check_applied, read_applied
+    from helix_agents.store_postgres._migrations import (
+        check_applied,
+        function_files,
+        read_applied,
+        read_functions,
+    )
 
     conninfo, options = split_url(url)
     schema = valid_schema(options.get("schema", "public"))
@@ -82,10 +87,15 @@ async def _postgres(url: str, dry_run: bool) -> Plan:
     async with conn:
         async with conn.cursor(row_factory=tuple_row) as cur:
             pending = check_applied(schema, await read_applied(cur, schema))
-        plan.pending = [m.name for m in pending]
-        if pending and not dry_run:
+            recorded = await read_functions(cur, schema) or {}
+        # Function files are re-applied when their text differs from the recorded one.
+        changed = [
+            f"functions/{f.name}" for f in function_files() if recorded.get(f.name) != f.checksum
+        ]
+        plan.pending = [m.name for m in pending] + changed
+        if plan.pending and not dry_run:
             applied = set(await migrate(conn, schema))
-            plan.applied_now = [m.name for m in pending if m.version in applied]
+            plan.applied_now = [m.name for m in pending if m.version in applied] + changed
     return plan
 
 

@@ -27,7 +27,7 @@ from ._config import DEFAULT_OPERATION_TIMEOUT, PoolSettings, count, seconds, va
 from ._connect import ConnectWatch, make_pool, probe, within
 from ._conninfo import Target
 from ._errors import MigrationError, connect_error, logger, timeout_error, wrap_driver_error
-from ._migrations import check_applied, migrate, read_applied
+from ._migrations import check_applied, migrate, read_applied, read_functions, stale_functions
 from ._sql import Statements
 
 __all__ = ["StoreBase", "big"]
@@ -151,16 +151,19 @@ class StoreBase:
     async def check_schema(self) -> None:
         """Raise :class:`MigrationError` unless the schema is exactly at this package's version."""
 
-        async def read(conn: AsyncConnection[Any]) -> list[tuple[int, str, str]]:
+        async def read(
+            conn: AsyncConnection[Any],
+        ) -> tuple[list[tuple[int, str, str]], dict[str, str] | None]:
             async with conn.cursor(row_factory=tuple_row) as cur:
-                return await read_applied(cur, self.schema)
+                return await read_applied(cur, self.schema), await read_functions(cur, self.schema)
 
-        applied = await self._on_connection("check_schema", read)
-        pending = check_applied(self.schema, applied)
-        if pending:
+        applied, functions = await self._on_connection("check_schema", read)
+        lacking = [m.name for m in check_applied(self.schema, applied)]
+        lacking += [f"functions/{f.name}" for f in stale_functions(functions)]
+        if lacking:
             raise MigrationError(
                 f"schema {self.schema!r} lacks migrations "
-                f"{', '.join(m.name for m in pending)}: run `await store.migrate()` "
+                f"{', '.join(lacking)}: run `await store.migrate()` "
                 f"or open the store with auto_migrate=True"
             )
 

@@ -47,6 +47,7 @@ from helix_agents.core.context import (
     search_result,
     summary_row,
 )
+from helix_agents.core.refusals import raise_refusal
 
 from ._base import Row, StoreBase
 from ._connect import within
@@ -233,11 +234,17 @@ class ContextMixin(StoreBase):
             session_id=session_id,
         )
         refused = result.get("refused")
-        if refused == "session_not_found":
-            raise self._not_found(session_id)
         if refused is not None:
-            check_compaction(session_id, compaction, result["start"], result["count"])
-            raise AssertionError(f"the server refused a compaction core accepts: {result}")
+            raise_refusal(
+                session_id,
+                refused,
+                [
+                    lambda: check_compaction(
+                        session_id, compaction, result["start"], result["count"]
+                    )
+                ],
+                server="the PostgreSQL function",
+            )
         return CompactionResult(
             window_start=compaction.boundary,
             compactions=result["number"],

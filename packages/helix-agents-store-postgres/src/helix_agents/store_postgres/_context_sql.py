@@ -1,4 +1,4 @@
-"""The statements of the context store (migration 5), rendered once per schema."""
+"""The statements of the context store (``functions/context.sql``), rendered once per schema."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Pop and replace on the Postgres store: one server-side call each (migration 5)."""
+"""Pop and replace on the Postgres store: one server-side call each (``functions/edits.sql``)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,17 @@
-"""Versioned migrations: numbered SQL files, checksummed, applied under an advisory lock.
+"""Migrations: numbered SQL files for tables, repeatable files for functions, under one lock.
 
-Each file ``migrations/NNNN_name.sql`` is applied once per schema, in
-order, with ``search_path`` set to the schema, and recorded with its SHA-256
-in ``__agents_migrations``. All pending files are applied in one transaction
-holding ``pg_advisory_xact_lock`` on the schema's name, so that processes
-starting together apply each file exactly once. A file whose text changed
-after it was applied, or an applied version this package does not know, is a
+Each file ``migrations/NNNN_name.sql`` (tables and data) is applied once per
+schema, in order, with ``search_path`` set to the schema, and recorded with its
+SHA-256 in ``__agents_migrations``. A file whose text changed after it was
+applied, or an applied version this package does not know, is a
 :class:`MigrationError`.
+
+Each file ``functions/name.sql`` holds ``CREATE OR REPLACE FUNCTION``
+statements: it is applied after the numbered files whenever its SHA-256 differs
+from the one recorded in ``__agents_functions``, so a function is edited in one
+place. Everything pending is applied in one transaction holding
+``pg_advisory_xact_lock`` on the schema's name, so that processes starting
+together apply each file exactly once.
 """
 
 from __future__ import annotations
@@ -22,12 +27,35 @@ import psycopg
 from psycopg import AsyncConnection, AsyncCursor, sql
 from psycopg.rows import TupleRow, tuple_row
 
-from ._errors import MigrationError, wrap_driver_error
+from ._errors import MigrationError, logger, wrap_driver_error
 
-__all__ = ["Migration", "check_applied", "migrate", "migrations", "read_applied"]
+__all__ = [
+    "FunctionFile",
+    "Migration",
+    "check_applied",
+    "function_files",
+    "migrate",
+    "migrations",
+    "read_applied",
+    "read_functions",
+    "stale_functions",
+]
 
 _FILE = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+_FUNCTION_FILE = re.compile(r"^[a-z0-9_]+\.sql$")
 _LOCK_PREFIX = "helix_agents.store_postgres:"
+
+# The function files whose functions a schema migrated by a release without
+# __agents_functions (migrations 1-6 only) already has, byte for byte in their
+# bodies: such a schema opens without migrating. Frozen like a migration: a
+# file edited since is stale there, and applied by the next migrate().
+_BEFORE_FUNCTION_FILES = {
+    "commit.sql": "ae9ac14a9fb09a04a87119469c0e43c8d6ff734998e86aac2cf2c37ec5dcf713",
+    "context.sql": "d1f46ee004c7f07e34d0da42502621f0f5f1ad7eb0efba69a99dc4c13a940f5f",
+    "edits.sql": "d4f5a45f7a1d6217dd469bf46877b3838a74392e5e52aa31b24bb4f3ffcd8d0b",
+    "reads.sql": "346cf14774be0d4a2303a524336ea282c8ca58e6b6c1433412ac9f873d4654ec",
+    "writes.sql": "64e46b6048c69cee46d35ddaf9ff9bbab8c739120819b6977c6d942990f8c760",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,24 +68,60 @@ class Migration:
     checksum: str
 
 
-@cache
-def migrations() -> tuple[Migration, ...]:
-    """The migrations this package ships, by version (1, 2, … without gaps)."""
+@dataclass(frozen=True, slots=True)
+class FunctionFile:
+    """One repeatable file of ``CREATE OR REPLACE FUNCTION`` statements and its checksum."""
+
+    name: str
+    sql: str
+    checksum: str
+
+
+def _sql_files(folder: str, pattern: re.Pattern[str]) -> list[tuple[re.Match[str], str, str]]:
+    """``(name match, text, sha256)`` of each matching file in ``folder``."""
     found = []
-    for entry in files("helix_agents.store_postgres").joinpath("migrations").iterdir():
-        match = _FILE.match(entry.name)
+    for entry in files("helix_agents.store_postgres").joinpath(folder).iterdir():
+        match = pattern.match(entry.name)
         if match:
             # Hash with LF line endings, so a checkout that rewrote them changes nothing.
             raw = entry.read_bytes().replace(b"\r\n", b"\n")
-            found.append(
-                Migration(
-                    int(match.group(1)), entry.name, raw.decode(), hashlib.sha256(raw).hexdigest()
-                )
-            )
+            found.append((match, raw.decode(), hashlib.sha256(raw).hexdigest()))
+    return found
+
+
+@cache
+def migrations() -> tuple[Migration, ...]:
+    """The migrations this package ships, by version (1, 2, … without gaps)."""
+    found = [
+        Migration(int(match.group(1)), match.group(0), text, checksum)
+        for match, text, checksum in _sql_files("migrations", _FILE)
+    ]
     found.sort(key=lambda m: m.version)
     if [m.version for m in found] != list(range(1, len(found) + 1)):
         raise RuntimeError(f"migration files are not numbered 1..n: {[m.name for m in found]}")
     return tuple(found)
+
+
+@cache
+def function_files() -> tuple[FunctionFile, ...]:
+    """The function files this package ships, by name (the order they are applied in)."""
+    found = [
+        FunctionFile(match.group(0), text, checksum)
+        for match, text, checksum in _sql_files("functions", _FUNCTION_FILE)
+    ]
+    return tuple(sorted(found, key=lambda f: f.name))
+
+
+def stale_functions(recorded: dict[str, str] | None) -> list[FunctionFile]:
+    """The function files a schema lacks, given ``read_functions``: apply them to use it.
+
+    ``None`` is a schema migrated before function files were recorded: it has
+    the functions of its numbered migrations, which the files of
+    ``_BEFORE_FUNCTION_FILES`` repeat.
+    """
+    if recorded is None:
+        return [f for f in function_files() if _BEFORE_FUNCTION_FILES.get(f.name) != f.checksum]
+    return [f for f in function_files() if recorded.get(f.name) != f.checksum]
 
 
 def check_applied(schema: str, applied: list[tuple[int, str, str]]) -> list[Migration]:
@@ -87,15 +151,19 @@ def check_applied(schema: str, applied: list[tuple[int, str, str]]) -> list[Migr
     return pending
 
 
-async def read_applied(cur: AsyncCursor[TupleRow], schema: str) -> list[tuple[int, str, str]]:
-    """``(version, name, checksum)`` of each migration applied to ``schema``, or ``[]``."""
+async def _has_table(cur: AsyncCursor[TupleRow], schema: str, table: str) -> bool:
     await cur.execute(
-        "SELECT to_regclass(format('%%I.__agents_migrations', %s::text)) IS NOT NULL",
-        [schema],
+        "SELECT to_regclass(format('%%I.%%I', %s::text, %s::text)) IS NOT NULL",
+        [schema, table],
         prepare=False,
     )
     row = await cur.fetchone()
-    if row is None or not row[0]:
+    return row is not None and bool(row[0])
+
+
+async def read_applied(cur: AsyncCursor[TupleRow], schema: str) -> list[tuple[int, str, str]]:
+    """``(version, name, checksum)`` of each migration applied to ``schema``, or ``[]``."""
+    if not await _has_table(cur, schema, "__agents_migrations"):
         return []
     await cur.execute(
         sql.SQL(
@@ -106,8 +174,21 @@ async def read_applied(cur: AsyncCursor[TupleRow], schema: str) -> list[tuple[in
     return [(int(v), str(n), str(c)) for v, n, c in await cur.fetchall()]
 
 
+async def read_functions(cur: AsyncCursor[TupleRow], schema: str) -> dict[str, str] | None:
+    """``{file name: checksum}`` of the function files applied to ``schema``, or ``None``."""
+    if not await _has_table(cur, schema, "__agents_functions"):
+        return None
+    await cur.execute(
+        sql.SQL("SELECT name, checksum FROM {}.__agents_functions").format(sql.Identifier(schema)),
+        prepare=False,
+    )
+    return {str(n): str(c) for n, c in await cur.fetchall()}
+
+
 async def migrate(conn: AsyncConnection[Any], schema: str = "public") -> list[int]:
     """Bring ``schema`` to the latest version; return the versions applied now.
+
+    Function files whose text changed are applied too (they have no version).
 
     Works on an autocommit connection and on one that is not: the migrations
     run in their own transaction, committed here. On a connection already
@@ -122,7 +203,9 @@ async def migrate(conn: AsyncConnection[Any], schema: str = "public") -> list[in
                 prepare=False,
             )
             pending = check_applied(schema, await read_applied(cur, schema))
-            if not pending:
+            recorded = await read_functions(cur, schema)
+            changed = [f for f in function_files() if (recorded or {}).get(f.name) != f.checksum]
+            if not pending and not changed:
                 return []
             ident = sql.Identifier(schema)
             await cur.execute("SELECT current_setting('search_path')", prepare=False)
@@ -145,6 +228,27 @@ async def migrate(conn: AsyncConnection[Any], schema: str = "public") -> list[in
                     "INSERT INTO __agents_migrations (version, name, checksum) VALUES (%s, %s, %s)",
                     [migration.version, migration.name, migration.checksum],
                     prepare=False,
+                )
+            await cur.execute(
+                "CREATE TABLE IF NOT EXISTS __agents_functions ("
+                " name text PRIMARY KEY, checksum text NOT NULL,"
+                " applied_at timestamptz NOT NULL DEFAULT now())",
+                prepare=False,
+            )
+            for function_file in changed:
+                await cur.execute(function_file.sql.encode(), prepare=False)
+                await cur.execute(
+                    "INSERT INTO __agents_functions (name, checksum) VALUES (%s, %s)"
+                    " ON CONFLICT (name) DO UPDATE"
+                    " SET checksum = excluded.checksum, applied_at = now()",
+                    [function_file.name, function_file.checksum],
+                    prepare=False,
+                )
+            if changed:
+                logger.info(
+                    "schema %r: function files applied: %s",
+                    schema,
+                    ", ".join(f.name for f in changed),
                 )
             await cur.execute(
                 "SELECT set_config('search_path', %s, true)",

@@ -1,47 +1,25 @@
 """Turn a refusal returned by a server-side function into core's error.
 
-The functions of migrations 2 and 3 decide *whether* a write is refused, by
-mirroring core's rules; the error itself is raised here by replaying core's
-own checks on the state the function saw. So every class, code and message
-is core's, and a refusal that core's rules do not reproduce (a drift between
-the SQL mirror and core) surfaces as a loud error instead of a wrong answer.
+The server-side functions (``functions/*.sql``) decide *whether* a write is
+refused, by mirroring core's rules; the error itself is raised here by replaying core's
+own checks on the state the function saw (core's ``raise_refusal``, whose
+table ``REFUSALS`` gives each code's error class). So every class, code and
+message is core's, and a refusal that core's rules do not reproduce (a drift
+between the SQL mirror and core) surfaces as a loud error instead of a wrong answer.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from helix_agents.core import (
-    ApprovalNotFoundError,
-    ContextItemDeliveryConflictError,
-    LateAnswerDeliveryConflictError,
-    MessageCountConflictError,
-    RunInfo,
-    RunSupersededError,
-    SessionExistsError,
-    SessionNotFoundError,
-    StateStoreError,
-    ValidationError,
-)
-from helix_agents.core import (
-    assert_retained as core_assert_retained,
-)
+from helix_agents.core import RunInfo
+from helix_agents.core import assert_retained as core_assert_retained
+from helix_agents.core.refusals import raise_refusal, session_not_found
 
 __all__ = ["Snapshot", "assert_retained", "refuse"]
-
-_EXPECTED: dict[str, type[StateStoreError]] = {
-    "session_not_found": SessionNotFoundError,
-    "invalid": ValidationError,
-    "retention": ValidationError,
-    "superseded": RunSupersededError,
-    "count_conflict": MessageCountConflictError,
-    "context_conflict": ContextItemDeliveryConflictError,
-    "late_conflict": LateAnswerDeliveryConflictError,
-    "approval_not_found": ApprovalNotFoundError,
-    "exists": SessionExistsError,
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,23 +49,14 @@ Check = Callable[[Snapshot], None]
 def refuse(session_id: str, doc: dict[str, Any], *checks: Check) -> NoReturn:
     """Raise the error of the refusal ``doc`` by running ``checks`` (core's, in order) on it."""
     reason = str(doc["refused"])
-    if reason == "session_not_found":
-        raise SessionNotFoundError(f"session {session_id!r} not found", session_id=session_id)
-    expected = _EXPECTED.get(reason)
+    if reason == "session_not_found":  # the document carries no state
+        raise session_not_found(session_id)
     snapshot = Snapshot.from_refusal(doc)
-    try:
-        for check in checks:
-            check(snapshot)
-    except StateStoreError as err:
-        if expected is not None and type(err) is expected:
-            raise
-        found = f"raise {type(err).__name__} ({err})"
-    else:
-        found = "accept it"
-    raise StateStoreError(
-        f"session {session_id!r}: the server refused the write as {reason!r} but core's "
-        f"rules {found}: the SQL mirror of the rules has drifted from core; please report",
-        session_id=session_id,
+    raise_refusal(
+        session_id,
+        reason,
+        [functools.partial(check, snapshot) for check in checks],
+        server="the PostgreSQL function",
     )
 
 

@@ -1,8 +1,8 @@
 """The statements the store sends: each operation is ONE statement, so one round trip.
 
-Writes call the server-side functions of migrations 2 to 7; reads are
+Writes call the server-side functions of ``functions/*.sql``; reads are
 single SELECTs whose first table is the session row (the last rows: through
-a function of migration 4 that does the same), so that "no such session" and
+``__agents_tail`` of ``functions/reads.sql``, which does the same), so that "no such session" and
 the data come back together, from one snapshot. Every
 statement names its schema explicitly (no ``search_path``, no session state,
 no server-side prepared statements: safe behind PgBouncer's transaction
@@ -85,7 +85,7 @@ class Statements:
         + _SESSION_ROW.encode()
         + b"WHERE x.session_id = %s"
     )
-    # A PL/pgSQL function, so that the plan of the read is kept (migration 4).
+    # A PL/pgSQL function, so that the plan of the read is kept (functions/reads.sql).
     messages: bytes = (
         b"SELECT t.row_text FROM {s}.__agents_tail(%s::text, %s::bigint) t ORDER BY t.row_idx"
     )

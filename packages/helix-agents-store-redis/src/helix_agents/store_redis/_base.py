@@ -11,13 +11,15 @@ from typing import Any, Self, TypeVar
 from redis.asyncio import Redis, RedisCluster
 
 from helix_agents.core import StoreUnavailableError, ValidationError, check_id
+from helix_agents.core.refusals import session_not_found
 
 from ._client import build_client, describe
 from ._codec import micros, text
 from ._config import StoreOptions, Timeouts, split_store_options
-from ._errors import DRIVER_ERRORS, driver_error, not_found
+from ._errors import DRIVER_ERRORS, driver_error
 from ._keys import SESSION_KEYS
 from ._open import open_scripts
+from ._schema import COMMON
 from ._scripts import Scripts
 
 _T = TypeVar("_T")
@@ -136,8 +138,10 @@ class StoreBase:
         return micros(self._clock())
 
     def _common(self, session_id: str) -> list[Any]:
-        """ARGV[1..4] of every session write."""
-        return [session_id, self._now(), self.options.idle_ttl_ms, 0 if self.cluster else 1]
+        """The ARGV slots ``COMMON`` of every session write."""
+        return COMMON.pack(
+            SID=session_id, NOW=self._now(), TTL=self.options.idle_ttl_ms, INLINE=not self.cluster
+        )
 
     async def _call(
         self,
@@ -166,8 +170,8 @@ class StoreBase:
     ) -> Any:
         """Run a script that replies with an array; a missing session raises here."""
         reply = text(await self._call(name, session_id, args, write=write, keys=keys))
-        if reply[0] == "nf":
-            raise not_found(session_id)
+        if reply[0] == "session_not_found":
+            raise session_not_found(session_id)
         return reply
 
     async def _index(self, name: str, user_key: str, args: list[Any]) -> None:
@@ -216,4 +220,4 @@ class StoreBase:
         except DRIVER_ERRORS as exc:
             raise driver_error(exc, session_id, write=False) from exc
         if not found:
-            raise not_found(session_id)
+            raise session_not_found(session_id)

@@ -42,8 +42,10 @@ from helix_agents.core.context import (
     search_result,
     summary_row,
 )
+from helix_agents.core.refusals import raise_refusal
 
 from ._base import StoreBase
+from ._errors import SERVER
 
 __all__ = ["SEARCH_STEP", "ContextMixin"]
 
@@ -167,9 +169,13 @@ class ContextMixin(StoreBase):
         reply = await self._run(
             "ctx_compact", session_id, [*self._common(session_id), *args], write=True
         )
-        if reply[0] == "refused":
-            check_compaction(session_id, compaction, int(reply[1]), int(reply[2]))
-            raise AssertionError(f"the server refused a compaction core accepts: {reply}")
+        if reply[0] != "ok":
+            raise_refusal(
+                session_id,
+                reply[0],
+                [lambda: check_compaction(session_id, compaction, int(reply[1]), int(reply[2]))],
+                server=SERVER,
+            )
         await self._after(session_id, reply)
         return CompactionResult(
             window_start=compaction.boundary,

@@ -13,10 +13,11 @@ from helix_agents.core import (
     check_replace,
     check_replace_state,
 )
+from helix_agents.core.refusals import raise_refusal
 
 from ._base import StoreBase
 from ._codec import pack_row, unpack_rows
-from ._errors import Refusal, disagree
+from ._errors import SERVER, Refusal
 from ._records import fence_args
 
 __all__ = ["EditsMixin"]
@@ -78,15 +79,21 @@ class EditsMixin(StoreBase):
         reply = await self._run("replace", session_id, args, write=True)
         if reply[0] != "ok":
             refusal = Refusal.parse(reply)
-            check_replace_state(
+            raise_refusal(
                 session_id,
-                keep,
-                expect_message_count,
-                fence_run_id,
-                message_count=refusal.count,
-                first_index=refusal.first,
-                current_run=refusal.run,
+                refusal.code,
+                [
+                    lambda: check_replace_state(
+                        session_id,
+                        keep,
+                        expect_message_count,
+                        fence_run_id,
+                        message_count=refusal.count,
+                        first_index=refusal.first,
+                        current_run=refusal.run,
+                    )
+                ],
+                server=SERVER,
             )
-            raise disagree(session_id, refusal.code)
         await self._after(session_id, reply)
         return CommitResult(first_index=keep, message_count=keep + len(rows))

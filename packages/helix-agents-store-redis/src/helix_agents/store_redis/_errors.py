@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import ssl
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -29,12 +29,9 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from helix_agents.core import (
-    ApprovalNotFoundError,
     CommitState,
     MessageCommit,
     RunInfo,
-    SessionNotFoundError,
-    StateStoreError,
     StoreMisconfiguredError,
     StoreUnavailableError,
     assert_fence,
@@ -43,10 +40,14 @@ from helix_agents.core import (
     check_commit,
     check_keep,
 )
+from helix_agents.core.refusals import approval_not_found, raise_refusal
 
 from ._codec import run_info
+from ._schema import REFUSAL_STATE, refusal_state
 
-__all__ = ["DRIVER_ERRORS", "Refusal", "disagree", "driver_error", "raise_commit_refusal"]
+__all__ = ["DRIVER_ERRORS", "SERVER", "Refusal", "driver_error", "raise_commit_refusal"]
+
+SERVER = "the Redis script"  # who refused, in the error of a drift from core's rules
 
 DRIVER_ERRORS = (RedisError, RedisClusterException, OSError)
 # redis-py functions that run before a command is sent: a failure inside one sent nothing.
@@ -151,12 +152,11 @@ class Refusal:
 
     @classmethod
     def parse(cls, reply: Sequence[Any]) -> Refusal:
-        """Read ``{code, count, first, run_id, run_status, run_started, run_ended, ...}``."""
-        fields = dict(
-            zip(("run_id", "run_status", "run_started", "run_ended"), reply[3:7], strict=True)
-        )
-        run = run_info({k: v for k, v in fields.items() if v is not None})
-        return cls(reply[0], int(reply[1]), int(reply[2]), run, reply[7:])
+        """Read ``[code, *REFUSAL_STATE values, *extras]``."""
+        state = refusal_state(reply)
+        run = run_info({k: v for k, v in state.items() if k.startswith("run_") and v is not None})
+        extras = reply[1 + len(REFUSAL_STATE) :]
+        return cls(reply[0], int(state["count"]), int(state["first"]), run, extras)
 
     def raise_error(
         self,
@@ -167,31 +167,30 @@ class Refusal:
         what: str = "",
         checkpoint: tuple[str, int] | None = None,
     ) -> NoReturn:
-        """Raise the core error this refusal stands for."""
-        if self.code == "fence":
-            assert_fence(session_id, fence_run_id, self.run)
-        elif self.code == "keep" and keep is not None:
-            check_keep(session_id, keep, self.count)
-        elif self.code == "retained" and keep is not None:
-            assert_retained(session_id, keep, self.first, self.count)
-        elif self.code == "checkpoint" and checkpoint is not None:
-            check_checkpoint_count(session_id, checkpoint[0], checkpoint[1], self.count)
-        elif self.code == "approval":
-            raise ApprovalNotFoundError(
-                f"session {session_id!r}: no approval {what!r}", session_id=session_id
+        """Raise the core error this refusal stands for, by replaying core's check on its state."""
+        checks: dict[str, Callable[[], object]] = {
+            "superseded": lambda: assert_fence(session_id, fence_run_id, self.run),
+            "approval_not_found": lambda: _raise(approval_not_found(session_id, what)),
+        }
+        if keep is not None:
+            checks["invalid"] = lambda: check_keep(session_id, keep, self.count)
+            checks["retention"] = lambda: assert_retained(session_id, keep, self.first, self.count)
+        if checkpoint is not None:
+            checks["invalid"] = lambda: check_checkpoint_count(
+                session_id, checkpoint[0], checkpoint[1], self.count
             )
-        raise disagree(session_id, self.code)
+        found = checks.get(self.code)
+        raise_refusal(session_id, self.code, [] if found is None else [found], server=SERVER)
 
 
-def not_found(session_id: str) -> SessionNotFoundError:
-    """The error of every method on a missing session."""
-    return SessionNotFoundError(f"session {session_id!r} not found", session_id=session_id)
+def _raise(err: Exception) -> NoReturn:
+    raise err
 
 
 def raise_commit_refusal(session_id: str, commit: MessageCommit, reply: Sequence[Any]) -> NoReturn:
     """Raise the error of a refused commit by running core's checks on the state it read."""
     refusal = Refusal.parse(reply)
-    if refusal.code == "retained":  # the rewind reaches below the retained rows
+    if refusal.code == "retention":  # the rewind reaches below the retained rows
         refusal.raise_error(session_id, keep=int(refusal.extra[0]))
     used = bool(int(refusal.extra[0]))
     pairs = list(refusal.extra[1:])
@@ -204,8 +203,9 @@ def raise_commit_refusal(session_id: str, commit: MessageCommit, reply: Sequence
         context_items=_delivered(ctx_keys, pairs[: 2 * len(ctx_keys)]),
         late_answers=_delivered(late_keys, pairs[2 * len(ctx_keys) :]),
     )
-    check_commit(session_id, commit, state)
-    raise disagree(session_id, refusal.code)
+    raise_refusal(
+        session_id, refusal.code, [lambda: check_commit(session_id, commit, state)], server=SERVER
+    )
 
 
 def _delivered(keys: Sequence[str], pairs: Sequence[Any]) -> dict[str, int | None]:
@@ -215,11 +215,3 @@ def _delivered(keys: Sequence[str], pairs: Sequence[Any]) -> dict[str, int | Non
         if int(present):
             found[key] = None if index is None else int(float(index))
     return found
-
-
-def disagree(session_id: str, code: str) -> StateStoreError:
-    """The error when a script refused but core's check passes on the same state: a bug."""
-    return StateStoreError(
-        f"session {session_id!r}: the Redis script refused ({code}) where core's rules accept",
-        session_id=session_id,
-    )

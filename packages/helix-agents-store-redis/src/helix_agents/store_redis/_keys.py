@@ -8,7 +8,7 @@ from helix_agents.core import ValidationError
 
 __all__ = ["SESSION_KEYS", "KeySpace"]
 
-# The order is the KEYS order every script relies on (lua/_keys.lua).
+# The KEYS order of every write script; _schema.py names them in Lua (META, ROWS, ...).
 SESSION_KEYS = (
     "meta",  # hash: created, la, first, count, ui, md, user, ukey, run_*
     "rows",  # list: retained rows, 'c' (context) or 'm' + JSON

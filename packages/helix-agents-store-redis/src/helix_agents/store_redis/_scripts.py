@@ -13,6 +13,8 @@ from typing import Any
 from redis.asyncio import Redis, RedisCluster
 from redis.exceptions import NoScriptError
 
+from ._schema import check_script, lua_prelude
+
 __all__ = ["READS", "WRITES", "Scripts"]
 
 WRITES = (
@@ -45,7 +47,11 @@ def _lua(name: str) -> str:
 
 
 def source(name: str) -> str:
-    """The full text of script ``name`` with the shared parts it needs."""
+    """The full text of script ``name`` with the shared parts it needs.
+
+    A write script gets the session's KEYS and its ARGV slots as named locals,
+    generated from ``_schema.py``.
+    """
     if name in READS:
         # Read-only scripts may run while writes are refused and never write.
         return "#!lua flags=no-writes\n" + _lua(name)
@@ -53,7 +59,9 @@ def source(name: str) -> str:
         return _lua("_index") + _lua(name)
     if name in SCOPED:
         return _lua(name)
-    return _lua("_index") + _lua("_keys") + _lua("_session") + _lua(name)
+    body = _lua(name)
+    check_script(name, body)
+    return _lua("_index") + lua_prelude(name) + _lua("_session") + body
 
 
 class Scripts:

@@ -16,10 +16,11 @@ from helix_agents.core import (
     check_new_session,
     new_session_id,
 )
+from helix_agents.core.refusals import raise_refusal
 
 from ._base import StoreBase
 from ._codec import dump_metadata, from_micros, session_info, text
-from ._errors import DRIVER_ERRORS, driver_error
+from ._errors import DRIVER_ERRORS, SERVER, driver_error
 
 __all__ = ["SessionsMixin"]
 
@@ -132,9 +133,20 @@ class SessionsMixin(StoreBase):
             write=False,
             keys=("meta", "rows", "ckpt", "ckptn"),
         )
-        if reply[0] == "upto":
-            check_limit(
-                source_id, "up_to", -1 if up_to is None else up_to, int(reply[1]), int(reply[2])
+        if reply[0] == "invalid":  # up_to beyond the rows, or below those retention kept
+            raise_refusal(
+                source_id,
+                reply[0],
+                [
+                    lambda: check_limit(
+                        source_id,
+                        "up_to",
+                        -1 if up_to is None else up_to,
+                        int(reply[1]),
+                        int(reply[2]),
+                    )
+                ],
+                server=SERVER,
             )
         first, ui, user_id, md, rows, checkpoints = (
             int(reply[1]),

@@ -24,14 +24,16 @@ from helix_agents.core import (
     encode_message_cursor,
     merge_deltas,
 )
+from helix_agents.core.refusals import session_not_found
 
 from ._checkpoint_pages import CheckpointPagesMixin
 from ._codec import pack_row, text, unpack_rows
 from ._context import ContextMixin
 from ._edits import EditsMixin
-from ._errors import DRIVER_ERRORS, Refusal, driver_error, not_found, raise_commit_refusal
+from ._errors import DRIVER_ERRORS, Refusal, driver_error, raise_commit_refusal
 from ._listing import ListingMixin
 from ._records import RecordsMixin, fence_args
+from ._schema import COMMIT, COMMIT_REPLY, joined_reply
 from ._scoped import ScopedMixin, flat_pairs, journal_entry
 from ._sessions import SessionsMixin
 
@@ -81,17 +83,20 @@ class RedisStateStore(
         start = commit.start_run
         ctx = [v for d in commit.deliver_context_items for v in (d.key, d.row_offset)]
         late = [v for d in commit.deliver_late_answers for v in (d.call_id, d.row_offset)]
-        numbers = (
-            0 if commit.commit_id is None else 1,
-            0 if start is None else 1,
-            -1 if start is None or start.rewind_to is None else start.rewind_to,
-            0 if commit.fence_run_id is None else 1,
-            -1 if commit.expect_message_count is None else commit.expect_message_count,
-            self.options.max_messages or 0,
-            len(rows),
-            sum(m.role != "context" for m in commit.messages),
-            len(ctx) // 2,
-            len(late) // 2,
+        named = COMMIT.pack(
+            has_cid=commit.commit_id is not None,
+            starting=start is not None,
+            rewind=-1 if start is None or start.rewind_to is None else start.rewind_to,
+            fenced=commit.fence_run_id is not None,
+            expect=-1 if commit.expect_message_count is None else commit.expect_message_count,
+            max_messages=self.options.max_messages or 0,
+            n=len(rows),
+            n_ui=sum(m.role != "context" for m in commit.messages),
+            n_ctx=len(ctx) // 2,
+            n_late=len(late) // 2,
+            cid=commit.commit_id or "",
+            run_id="" if start is None else start.run_id,
+            fence=commit.fence_run_id or "",
         )
         merged = merge_deltas(session_id, commit.scoped_state)
         own = flat_pairs(merged.get(("session", session_id), {}))
@@ -100,10 +105,7 @@ class RedisStateStore(
         for _ in range(_SEALED_RETRIES):
             args = [
                 *self._common(session_id),
-                ":".join(map(str, numbers)),
-                commit.commit_id or "",
-                "" if start is None else start.run_id,
-                commit.fence_run_id or "",
+                *named,
                 *rows,
                 *ctx,
                 *late,
@@ -113,8 +115,8 @@ class RedisStateStore(
                 *(v for pair in tokens.items() for v in pair),
                 journal_entry(shared),
             ]
-            reply = await self._call("commit", session_id, args, write=True)
-            if not (isinstance(reply, list) and text(reply)[0] == "sealed"):
+            reply = text(await self._call("commit", session_id, args, write=True))
+            if not (isinstance(reply, list) and reply[0] == "sealed"):
                 break
             tokens = await self._announce(session_id, shared)
         else:
@@ -124,16 +126,17 @@ class RedisStateStore(
                 may_have_landed=False,
             )
         if isinstance(reply, list):
-            reply = text(reply)
-            if reply[0] == "nf":
-                raise not_found(session_id)
+            if reply[0] == "session_not_found":
+                raise session_not_found(session_id)
             raise_commit_refusal(session_id, commit, reply)
-        first, count, replayed, la, user_key = text(reply).split(":", 4)
-        await self._relist(session_id, int(la), user_key)
+        done = joined_reply(COMMIT_REPLY, reply)
+        await self._relist(session_id, int(done["last_activity"]), done["user_key"])
         if shared:
             await self._settle(session_id, tokens)
         return CommitResult(
-            first_index=int(first), message_count=int(count), replayed=replayed == "1"
+            first_index=int(done["first_index"]),
+            message_count=int(done["message_count"]),
+            replayed=int(done["replayed"]) == 1,
         )
 
     async def get_messages(self, session_id: str, *, limit: int | None = None) -> list[Message]:
@@ -149,7 +152,7 @@ class RedisStateStore(
             "r_tail", session_id, [-1 if limit is None else limit], write=False, keys=_ROWS
         )
         if reply is None:
-            raise not_found(session_id)
+            raise session_not_found(session_id)
         return unpack_rows(reply)
 
     async def _meta_field(self, session_id: str, field: str) -> int:
@@ -160,7 +163,7 @@ class RedisStateStore(
         except DRIVER_ERRORS as exc:
             raise driver_error(exc, session_id, write=False) from exc
         if value is None:
-            raise not_found(session_id)
+            raise session_not_found(session_id)
         return int(value)
 
     async def get_message_count(self, session_id: str) -> int:
@@ -200,7 +203,7 @@ class RedisStateStore(
             keys=_ROWS,
         )
         if reply is None:
-            raise not_found(session_id)
+            raise session_not_found(session_id)
         head, _, joined = text(reply).partition("\n")
         lo, hi, first, count = (int(v) for v in head.split(":"))
         rows = unpack_rows(joined)

@@ -1,18 +1,16 @@
--- Shared by every session write. ARGV[1..4] = session id, the store's clock in
--- microseconds, the idle TTL in ms (0 = none), and 1 when the user index is
--- updated inline (standalone) rather than by the client's second step (cluster).
-local SID, NOW, TTL, INLINE = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4] == '1'
+-- Shared by every session write, after the generated prelude (_schema.py): the
+-- session's KEYS by name (META, ROWS, ...), and SID, NOW, TTL, INLINE of ARGV.
 
 local function int(n)
   return string.format('%d', n)
 end
 
--- A refusal: the code, then the state the client needs to raise core's error.
+-- A refusal: the code, then the state the client needs to raise core's error
+-- (the meta fields REFUSAL_STATE, in that order), then the script's extras.
 local function refuse(code, ...)
   local out = {code}
-  local state = redis.call('HMGET', META, 'count', 'first', 'run_id', 'run_status',
-    'run_started', 'run_ended')
-  for i = 1, 6 do
+  local state = redis.call('HMGET', META, unpack(REFUSAL_STATE))
+  for i = 1, #REFUSAL_STATE do
     out[#out + 1] = state[i]
   end
   for _, extra in ipairs({...}) do

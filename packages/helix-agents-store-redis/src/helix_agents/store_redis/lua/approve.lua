@@ -1,10 +1,10 @@
 -- add_pending_approvals, insert-once by id; a resolved id is never re-added.
 -- ARGV[5..]: has fence, fence run id, then id / JSON pairs.
 if redis.call('EXISTS', META) == 0 then
-  return {'nf'}
+  return {'session_not_found'}
 end
 if ARGV[5] == '1' and not fence_ok(ARGV[6]) then
-  return refuse('fence')
+  return refuse('superseded')
 end
 local added = false
 for i = 7, #ARGV, 2 do

@@ -1,6 +1,6 @@
 -- delete_checkpoints. ARGV[5..]: the ids. Replies 'none' when none existed.
 if redis.call('EXISTS', META) == 0 then
-  return {'nf'}
+  return {'session_not_found'}
 end
 local gone = 0
 for i = 5, #ARGV do

@@ -1,7 +1,7 @@
 -- page_checkpoints. ARGV[5..]: lowest id, id to stay below ('' = none), limit.
 -- Ids come from CKPTL, where every id has score 0 and so sorts by its bytes.
 if redis.call('EXISTS', META) == 0 then
-  return {'nf'}
+  return {'session_not_found'}
 end
 if redis.call('ZCARD', CKPTL) ~= redis.call('HLEN', CKPT) then
   -- Every write that adds a checkpoint adds its id, so a count that differs means

@@ -1,7 +1,7 @@
 -- clear_session: rows and queues go; the session, its user, metadata and used
 -- run ids stay; a live run ends as cancelled.
 if redis.call('EXISTS', META) == 0 then
-  return {'nf'}
+  return {'session_not_found'}
 end
 redis.call('DEL', ROWS, CTX, CTXD, LATE, LATED, APPR, DONE, CKPT, CKPTN, CKPTL, CMT, CMTN)
 redis.call('DEL', OUT, OUTR, OUTK, CMP, ARCH, SCS)

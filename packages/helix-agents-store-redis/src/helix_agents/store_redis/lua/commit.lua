@@ -1,24 +1,14 @@
--- append_messages: SPEC §5, check by check, before the first write.
--- ARGV[5]: the numbers, ':'-separated (one argument is cheaper to send than
--- ten): has commit id, starts a run, rewind_to (-1 none), has fence, expected
--- count (-1 none), max_messages (0 none), row count n, non-context row count,
--- context deliveries, late deliveries. ARGV[6..8]: commit id, run id, fence
--- run id. Then the n rows ('c' or 'm' + JSON), the context deliveries
--- (key/offset pairs) and the late ones likewise. Then scoped state
+-- append_messages: the commit of docs/commit.md, check by check, before the first write.
+-- The named ARGV slots (has_cid, starting, rewind, ... fence) are COMMIT of
+-- _schema.py; from ARGV[REST] on: the n rows ('c' or 'm' + JSON), the context
+-- deliveries (key/offset pairs) and the late ones likewise; then scoped state
 -- (docs/scoped-state.md): the count of the session map's keys and its key / JSON
--- pairs; the count of app and user maps and their map key / writers' token pairs;
+-- pairs, the count of app and user maps and their map key / writers' token pairs,
 -- the journal entry of those maps' changes (JSON, '' when none).
--- Landed (or replayed) it replies with one string, cheap for the client to read:
--- 'first_index:message_count:replayed:last_activity:user index key'; a
+-- Landed (or replayed) it replies with the fields COMMIT_REPLY in one
+-- ':'-joined string (redis-py reads one string much faster than an array); a
 -- refusal is an array (see refuse in _session.lua).
-local h = {}
-for v in string.gmatch(ARGV[5], '[^:]+') do
-  h[#h + 1] = tonumber(v)
-end
-local has_cid, starting, rewind, fenced = h[1] == 1, h[2] == 1, h[3], h[4] == 1
-local expect, max_messages, n, n_ui, n_ctx, n_late = h[5], h[6], h[7], h[8], h[9], h[10]
-local cid, run_id, fence = ARGV[6], ARGV[7], ARGV[8]
-local ctx_at = 9 + n
+local ctx_at = REST + n
 local late_at = ctx_at + 2 * n_ctx
 local scs_at = late_at + 2 * n_late
 local n_own = tonumber(ARGV[scs_at])
@@ -26,16 +16,27 @@ local shared_at = scs_at + 1 + 2 * n_own
 local n_shared = tonumber(ARGV[shared_at])
 local entry = ARGV[shared_at + 1 + 2 * n_shared]
 
+local function reply(fields)
+  local out = {}
+  for i, field in ipairs(COMMIT_REPLY) do
+    out[i] = tostring(fields[field])
+  end
+  return table.concat(out, ':')
+end
+
 -- 1. the session exists; a commit id that already landed replays.
 if redis.call('EXISTS', META) == 0 then
-  return {'nf'}
+  return {'session_not_found'}
 end
 local m = redis.call('HMGET', META, 'count', 'first', 'ui', 'la', 'ukey')
 local count, first, ui = tonumber(m[1]), tonumber(m[2]), tonumber(m[3])
 if has_cid then
   local landed_as = redis.call('HGET', CMT, cid)
   if landed_as then
-    return landed_as .. ':1:' .. m[4] .. ':' .. (m[5] or '')
+    local at = string.find(landed_as, ':', 1, true)
+    return reply({first_index = string.sub(landed_as, 1, at - 1),
+      message_count = string.sub(landed_as, at + 1), replayed = 1,
+      last_activity = m[4], user_key = m[5] or ''})
   end
 end
 
@@ -81,10 +82,10 @@ end
 
 -- 3. the fence; 4. the expected count (ignored when a run starts).
 if fenced and not fence_ok(fence) then
-  return refuse_commit('fence')
+  return refuse_commit('superseded')
 end
 if not starting and expect >= 0 and expect ~= count then
-  return refuse_commit('count')
+  return refuse_commit('count_conflict')
 end
 
 -- 5. the deliveries: queued, not delivered (or delivered beyond the rewind), named once.
@@ -108,13 +109,13 @@ local function deliverable(hash, zset, at, k)
   return true
 end
 if not deliverable(CTX, CTXD, ctx_at, n_ctx) then
-  return refuse_commit('ctx')
+  return refuse_commit('context_conflict')
 end
 if not deliverable(LATE, LATED, late_at, n_late) then
-  return refuse_commit('late')
+  return refuse_commit('late_conflict')
 end
 if starting and rewind >= 0 and rewind < first then
-  return refuse('retained', rewind)
+  return refuse('retention', rewind)
 end
 
 -- A reader sealed an app or user map after this commit announced itself: its writers
@@ -137,7 +138,7 @@ if starting then
   redis.call('SADD', RUNS, run_id)
 end
 local base = count
-push_rows(9, n)
+push_rows(REST, n)
 count = count + n
 ui = ui + n_ui
 for _, span in ipairs({{CTXD, ctx_at, n_ctx}, {LATED, late_at, n_late}}) do
@@ -173,5 +174,6 @@ if max_messages > 0 then
   end
 end
 redis.call('HSET', META, 'count', count, 'first', first, 'ui', ui)
-local reply = landed(next_activity(m[4]), 'LT', m[5])
-return int(base) .. ':' .. int(count) .. ':0:' .. int(reply[2]) .. ':' .. reply[3]
+local done = landed(next_activity(m[4]), 'LT', m[5])
+return reply({first_index = int(base), message_count = int(count), replayed = 0,
+  last_activity = int(done[2]), user_key = done[3]})

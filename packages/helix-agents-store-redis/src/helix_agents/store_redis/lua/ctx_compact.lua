@@ -3,7 +3,7 @@
 local boundary, expect, preserve, summary =
   tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7] == '1', ARGV[8]
 if redis.call('EXISTS', META) == 0 then
-  return {'nf'}
+  return {'session_not_found'}
 end
 local count = tonumber(redis.call('HGET', META, 'count'))
 local start = 0
@@ -12,7 +12,7 @@ if last then
   start = cjson.decode(last).b
 end
 if (expect >= 0 and expect ~= start) or boundary <= start or boundary > count then
-  return {'refused', start, count}
+  return {'compaction', start, count}
 end
 local number = redis.call('RPUSH', CMP, cjson.encode({b = boundary, s = summary}))
 if preserve then

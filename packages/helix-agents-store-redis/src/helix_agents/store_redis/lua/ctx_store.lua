@@ -2,7 +2,7 @@
 -- A key that already stored an output replies with that output's reference.
 local oid, has_key, key, ref, content = ARGV[5], ARGV[6] == '1', ARGV[7], ARGV[8], ARGV[9]
 if redis.call('EXISTS', META) == 0 then
-  return {'nf'}
+  return {'session_not_found'}
 end
 if has_key then
   local first = redis.call('HGET', OUTK, key)

@@ -1,6 +1,6 @@
 -- delete_session: every key of the session, and (inline) its listing entry.
 if redis.call('EXISTS', META) == 0 then
-  return {'nf'}
+  return {'session_not_found'}
 end
 -- App and user deltas still in the journal are applied first (the client retries).
 if redis.call('HLEN', SCSJ) > 0 then

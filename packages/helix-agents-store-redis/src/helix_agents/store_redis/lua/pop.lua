@@ -4,10 +4,10 @@
 -- the removed rows joined by newlines}; nothing to remove: {'none'}, no write.
 local want, fenced, fence = tonumber(ARGV[5]), ARGV[6] == '1', ARGV[7]
 if redis.call('EXISTS', META) == 0 then
-  return {'nf'}
+  return {'session_not_found'}
 end
 if fenced and not fence_ok(fence) then
-  return refuse('fence')
+  return refuse('superseded')
 end
 local m = redis.call('HMGET', META, 'count', 'first', 'ui', 'la', 'ukey')
 local count, first = tonumber(m[1]), tonumber(m[2])

@@ -3,7 +3,7 @@
 -- KEYS: meta, rows, ckpt, ckptn.
 local META, ROWS, CKPT, CKPTN = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 if redis.call('EXISTS', META) == 0 then
-  return {'nf'}
+  return {'session_not_found'}
 end
 local m = redis.call('HMGET', META, 'first', 'count', 'ui', 'user', 'md')
 local first, count, ui = tonumber(m[1]), tonumber(m[2]), tonumber(m[3])
@@ -12,7 +12,7 @@ if up_to < 0 then
   up_to = count
 end
 if up_to < first or up_to > count then
-  return {'upto', first, count}
+  return {'invalid', first, count}
 end
 local rows = {}
 if up_to > first then

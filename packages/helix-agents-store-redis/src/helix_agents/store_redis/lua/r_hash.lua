@@ -2,7 +2,7 @@
 -- KEYS: meta, then the hash (appr or ckpt).
 local META, HASH = KEYS[1], KEYS[2]
 if redis.call('EXISTS', META) == 0 then
-  return {'nf'}
+  return {'session_not_found'}
 end
 if ARGV[1] then
   return {'ok', {redis.call('HGET', HASH, ARGV[1])}}

@@ -2,7 +2,7 @@
 -- KEYS: meta, outr, out. ARGV[1]: output id.
 local META, OUTR, OUT = KEYS[1], KEYS[2], KEYS[3]
 if redis.call('EXISTS', META) == 0 then
-  return {'nf'}
+  return {'session_not_found'}
 end
 local ref = redis.call('HGET', OUTR, ARGV[1])
 if not ref then

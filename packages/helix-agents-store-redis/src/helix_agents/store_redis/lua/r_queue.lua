@@ -2,7 +2,7 @@
 -- KEYS: meta, then the queue's hash (ctx or late) and its delivered sorted set.
 local META, HASH, ZSET = KEYS[1], KEYS[2], KEYS[3]
 if redis.call('EXISTS', META) == 0 then
-  return {'nf'}
+  return {'session_not_found'}
 end
 local all = redis.call('HGETALL', HASH)
 local queued = {}

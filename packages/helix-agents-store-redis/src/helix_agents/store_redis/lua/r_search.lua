@@ -6,7 +6,7 @@
 -- then index, archived flag and row for each candidate.
 local META, ROWS, ARCH = KEYS[1], KEYS[2], KEYS[3]
 if redis.call('EXISTS', META) == 0 then
-  return {'nf'}
+  return {'session_not_found'}
 end
 local before, budget = tonumber(ARGV[1]), tonumber(ARGV[2])
 local literals = {}

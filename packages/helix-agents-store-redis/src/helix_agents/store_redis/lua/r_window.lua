@@ -3,7 +3,7 @@
 -- JSON (or ''), preserved flag, then the rows.
 local META, ROWS, CMP = KEYS[1], KEYS[2], KEYS[3]
 if redis.call('EXISTS', META) == 0 then
-  return {'nf'}
+  return {'session_not_found'}
 end
 local first = tonumber(redis.call('HGET', META, 'first'))
 local number = redis.call('LLEN', CMP)

@@ -9,18 +9,18 @@ for v in string.gmatch(ARGV[5], '[^:]+') do
 end
 local keep, expect, fenced, max_messages, n, n_ui = h[1], h[2], h[3] == 1, h[4], h[5], h[6]
 if redis.call('EXISTS', META) == 0 then
-  return {'nf'}
+  return {'session_not_found'}
 end
 if fenced and not fence_ok(ARGV[6]) then
-  return refuse('fence')
+  return refuse('superseded')
 end
 local m = redis.call('HMGET', META, 'count', 'first', 'ui', 'la', 'ukey')
 local count, first = tonumber(m[1]), tonumber(m[2])
 if expect ~= count then
-  return refuse('count')
+  return refuse('count_conflict')
 end
 if keep < first then
-  return refuse('retained')
+  return refuse('retention')
 end
 local ui = tonumber(m[3]) - cut(keep, first, count) + n_ui
 push_rows(7, n)

@@ -1,18 +1,18 @@
 -- truncate_messages. ARGV[5..]: keep, has fence, fence run id.
 local keep, fenced, fence = tonumber(ARGV[5]), ARGV[6] == '1', ARGV[7]
 if redis.call('EXISTS', META) == 0 then
-  return {'nf'}
+  return {'session_not_found'}
 end
 local m = redis.call('HMGET', META, 'count', 'first', 'ui')
 local count, first = tonumber(m[1]), tonumber(m[2])
 if keep < 0 or keep > count then
-  return refuse('keep')
+  return refuse('invalid')
 end
 if fenced and not fence_ok(fence) then
-  return refuse('fence')
+  return refuse('superseded')
 end
 if keep < first then
-  return refuse('retained', keep)
+  return refuse('retention', keep)
 end
 local ui = tonumber(m[3]) - cut(keep, first, count)
 redis.call('HSET', META, 'count', keep, 'ui', ui)
