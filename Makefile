@@ -18,6 +18,10 @@ $(SYNCED): $(UV) pyproject.toml uv.lock $(wildcard packages/*/pyproject.toml) co
 .PHONY: install
 install: $(SYNCED) ## Create .venv with every package, the dev tools and uv if missing
 
+.PHONY: install-containers
+install-containers: $(SYNCED) ## Add testcontainers to .venv: the fixtures' Docker fallback
+	$(UV) sync --all-packages --locked --inexact --group containers
+
 .PHONY: lint
 lint: $(SYNCED) ## Lint and check formatting with ruff
 	$(UV) run ruff check .
@@ -35,19 +39,13 @@ test: lint typecheck ## Lint, type-check, then run every test on every backend
 state-machine-long: $(SYNCED) ## Nightly: the state machine's long profile on every backend
 	HELIX_CONTRACT_PROFILE=helix-thorough $(UV) run pytest packages -k state_machine_matches_model
 
-# Mutation testing (the mutation group): mutate the memory store and core's rules, kill the
-# mutants with the contract suite on the memory store, write the score into docs/contract.md.
-# MUTATE narrows the files (comma-separated). mutmut edits the files in place while it runs.
-MUTATE ?= packages/helix-agents-store-memory/src/helix_agents/store_memory/,packages/helix-agents-core/src/helix_agents/core/rules.py
-MUTMUT := $(UV) run --group mutation
-
+# Mutation testing: mutmut's mutants of the memory store and core's rules, each run in
+# memory against the contract suite on the memory store; the score and every survivor
+# go into docs/contract.md. MUTATION_ARGS adds options, e.g. "--results mutation.txt"
+# to resume an interrupted run (see contract_tests/mutation.py).
 .PHONY: mutation
-mutation: $(SYNCED) ## Mutation testing; score and survivors into docs/contract.md (hours)
-	status=0; $(MUTMUT) mutmut run --paths-to-mutate "$(MUTATE)" \
-		--tests-dir packages/helix-agents-store-memory/tests/ \
-		--runner "python -m pytest -x -q -p no:cacheprovider packages/helix-agents-store-memory/tests" \
-		|| status=$$?; \
-	$(MUTMUT) python contract_tests/mutation_report.py && exit $$(( status & 1 ))
+mutation: $(SYNCED) ## Mutation testing; score and survivors into docs/contract.md (~1 h)
+	nice -n 10 $(UV) run python contract_tests/mutation.py $(MUTATION_ARGS)
 
 .PHONY: demo
 demo: $(SYNCED) ## Run the scripted agent loop on ./helix-demo.db (SQLite)

@@ -1,4 +1,9 @@
-"""Plugins of the repository's own runs: pytester for the suite's tests, and the contract
-plugin, which ends each run with the state machine's step counts."""
+"""Plugins of the repository's own runs: pytester for the suite's tests, the contract
+plugin, which ends each run with the state machine's step counts, and the servers every
+package's tests find the same way (CONTRIBUTING.md)."""
 
-pytest_plugins = ["pytester", "helix_agents.contract.plugin"]
+pytest_plugins = [
+    "pytester",
+    "helix_agents.contract.plugin",
+    "helix_agents.contract.servers.fixtures",
+]

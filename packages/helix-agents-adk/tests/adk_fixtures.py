@@ -2,8 +2,8 @@
 
 ``service`` is ADK's ``InMemorySessionService`` (the reference the restated contract is
 checked against) or ``HelixSessionService`` on memory, SQLite, PostgreSQL or Redis. Servers
-are found as in helix_backends.py; a missing one skips, or fails under
-``HELIX_REQUIRE_BACKENDS=1``.
+come from the shared session fixtures (``helix_agents.contract.servers``, as in the OpenAI
+adapter's helix_fixtures.py); a missing one skips, or fails under ``HELIX_REQUIRE_BACKENDS=1``.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 from google.adk.sessions import BaseSessionService, InMemorySessionService
-from helix_backends import BACKENDS, Stores, server_url
+from helix_backends import BACKENDS, Stores
+from helix_fixtures import found_server
 
 from helix_agents.adk import HelixSessionService
-from helix_agents.contract import backend_unavailable
 
 SERVICES = ("adk-in-memory", *BACKENDS)
 
@@ -33,10 +33,7 @@ def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Stores | 
     if request.param == "adk-in-memory":
         yield None
         return
-    url, why = server_url(request.param)
-    if why:
-        backend_unavailable(why)
-    found = Stores(request.param, url, tmp_path)
+    found = Stores(request.param, found_server(request, request.param), tmp_path)
     yield found
     found.purge()
 

@@ -1,8 +1,8 @@
 """Fixtures of the CLI tests: the installed ``helix-store`` and a throwaway store per backend.
 
-Servers are found as the store packages' tests find them: ``$HELIX_POSTGRES_URL`` /
-``$HELIX_REDIS_URL``, else the local default port; otherwise the test is skipped
-loudly (failed under ``HELIX_REQUIRE_BACKENDS=1``).
+Servers come from the finder every package shares (``helix_agents.contract.servers``:
+env URL, local default port, local binaries, a Docker container; CONTRIBUTING.md);
+otherwise the test is skipped loudly (failed under ``HELIX_REQUIRE_BACKENDS=1``).
 """
 
 from __future__ import annotations
@@ -20,12 +20,9 @@ import pytest
 import redis
 from psycopg import sql
 
-from helix_agents.contract import backend_unavailable
-
 from .seed import seed
 
 HELIX_STORE = Path(sys.executable).with_name("helix-store")
-PG_URLS = ("postgresql://127.0.0.1:5432/postgres", "postgresql://postgres@127.0.0.1:5432/postgres")
 
 
 @dataclass(frozen=True)
@@ -74,22 +71,10 @@ def sqlite_url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'store.db'}"
 
 
-def _answers(url: str) -> bool:
-    try:
-        with psycopg.connect(url, connect_timeout=3):
-            return True
-    except psycopg.Error:
-        return False
-
-
 @pytest.fixture(scope="session")
-def pg_server() -> str:
+def pg_server(helix_postgres_url: str) -> str:
     """A PostgreSQL server the tests may create schemas in."""
-    env = os.environ.get("HELIX_POSTGRES_URL")
-    for url in (env,) if env else PG_URLS:
-        if _answers(url):
-            return url
-    backend_unavailable("no PostgreSQL server: set HELIX_POSTGRES_URL or run one on :5432")
+    return helix_postgres_url
 
 
 @pytest.fixture
@@ -103,15 +88,9 @@ def pg_url(pg_server: str) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def redis_server() -> str:
+def redis_server(helix_redis_url: str) -> str:
     """A Redis server the tests may write keys to."""
-    url = os.environ.get("HELIX_REDIS_URL") or "redis://127.0.0.1:6379/0"
-    try:
-        with redis.Redis.from_url(url, socket_connect_timeout=3) as client:
-            client.ping()
-    except redis.RedisError:
-        backend_unavailable(f"no Redis server at {url}: set HELIX_REDIS_URL")
-    return url
+    return helix_redis_url
 
 
 @pytest.fixture

@@ -6,9 +6,8 @@ import json
 
 import pytest
 
-from helix_agents.store_postgres._migrations import function_files
-from helix_agents.store_postgres._migrations import migrations as postgres_migrations
-from helix_agents.store_sqlite._migrations import shipped_migrations
+from helix_agents.store_postgres import migration_names as postgres_migrations
+from helix_agents.store_sqlite import migration_names as sqlite_migrations
 
 from .conftest import Helix
 
@@ -18,11 +17,7 @@ def test_migrate_shows_applies_then_has_nothing_left(
     helix: Helix, backend: str, request: pytest.FixtureRequest
 ) -> None:
     url: str = request.getfixturevalue(backend)
-    if backend == "sqlite_url":
-        names = [m.name for m in shipped_migrations()]
-    else:
-        names = [m.name for m in postgres_migrations()]
-        names += [f"functions/{f.name}" for f in function_files()]
+    names = sqlite_migrations() if backend == "sqlite_url" else postgres_migrations()
     dry = helix("migrate", url, "--dry-run", "--json")
     assert dry.code == 0, dry.err
     assert json.loads(dry.out)["pending"] == names and json.loads(dry.out)["applied_now"] == []

@@ -75,3 +75,27 @@ def test_open_store_refusals_never_echo_a_password(url: str) -> None:
         open_store(url)
     assert "s3cret" not in str(caught.value)
     assert caught.value.__cause__ is None or "s3cret" not in str(caught.value.__cause__)
+
+
+class _EntryPoint:
+    """A backend registered by entry point only, as a third-party distribution would."""
+
+    name = "toy"
+
+    def load(self) -> object:
+        return lambda url, **options: MemoryStateStore(**options)
+
+
+async def test_a_backend_found_by_entry_point_alone_needs_no_line_in_core(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A scheme core has never heard of opens, and the unknown-scheme error lists it."""
+    monkeypatch.setattr(
+        registry,
+        "entry_points",
+        lambda *, group, name=None: [e for e in [_EntryPoint()] if name in (None, e.name)],
+    )
+    async with open_store("toy://", max_messages=3) as store:
+        assert isinstance(store, MemoryStateStore) and store.max_messages == 3
+    with pytest.raises(ValidationError, match="known: toy://"):
+        open_store("mongodb://localhost")

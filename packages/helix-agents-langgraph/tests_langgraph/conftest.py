@@ -1,14 +1,14 @@
 """Fixtures of the LangGraph saver's tests: each backend, opened on fresh data per test.
 
-Postgres and Redis are found at ``$HELIX_POSTGRES_URL`` / ``$HELIX_REDIS_URL``,
-else on their default local ports; otherwise the test is skipped loudly (failed
+Postgres and Redis come from the finder every package shares
+(``helix_agents.contract.servers``: env URL, local default port, local binaries, a
+Docker container; CONTRIBUTING.md); otherwise the test is skipped loudly (failed
 under ``HELIX_REQUIRE_BACKENDS=1``). Each test gets a schema or key namespace of
 its own, dropped afterwards.
 """
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -20,7 +20,6 @@ import pytest
 import redis
 from psycopg import sql
 
-from helix_agents.contract import backend_unavailable
 from helix_agents.core import SessionStateStore
 from helix_agents.store_memory import MemoryData, MemoryStateStore
 from helix_agents.store_postgres import PoolSettings, PostgresStateStore
@@ -28,8 +27,6 @@ from helix_agents.store_redis import RedisStateStore
 from helix_agents.store_sqlite import SQLiteStateStore
 
 BACKENDS = ("memory", "sqlite", "postgres", "redis")
-PG_URL = os.environ.get("HELIX_POSTGRES_URL") or "postgresql://127.0.0.1:5432/postgres"
-REDIS_URL = os.environ.get("HELIX_REDIS_URL") or "redis://127.0.0.1:6379/0"
 REDIS_PREFIX = "helix-test-lg"
 
 
@@ -41,23 +38,6 @@ class Backend:
     open: Callable[[], AbstractAsyncContextManager[SessionStateStore]]
     url: str  # for open_store, with the same data given ``namespace``
     namespace: str | None = None
-
-
-def _postgres_answers() -> bool:
-    try:
-        with psycopg.connect(PG_URL, connect_timeout=3) as conn:
-            conn.execute("SELECT 1")
-        return True
-    except psycopg.Error:
-        return False
-
-
-def _redis_answers() -> bool:
-    try:
-        with redis.Redis.from_url(REDIS_URL, socket_connect_timeout=3) as client:
-            return bool(client.ping())
-    except redis.RedisError:
-        return False
 
 
 @pytest.fixture
@@ -89,35 +69,35 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
 
         yield Backend(name, sqlite, f"sqlite:///{path}")
     elif name == "postgres":
-        if not _postgres_answers():
-            backend_unavailable(f"no PostgreSQL at {PG_URL} (set HELIX_POSTGRES_URL)")
+        pg_url: str = request.getfixturevalue("helix_postgres_url")
         schema = f"helix_lg_{uuid.uuid4().hex[:12]}"
 
         @asynccontextmanager
         async def postgres() -> AsyncIterator[SessionStateStore]:
             small = PoolSettings(min_size=1, max_size=4, timeout=10.0)
             async with PostgresStateStore(
-                PG_URL, schema=schema, auto_migrate=True, pool_settings=small
+                pg_url, schema=schema, auto_migrate=True, pool_settings=small
             ) as store:
                 yield store
 
-        yield Backend(name, postgres, f"{PG_URL}?auto_migrate=true", schema)
-        with psycopg.connect(PG_URL, autocommit=True) as conn:
+        joiner = "&" if "?" in pg_url else "?"
+        yield Backend(name, postgres, f"{pg_url}{joiner}auto_migrate=true", schema)
+        with psycopg.connect(pg_url, autocommit=True) as conn:
             conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
     else:
-        if not _redis_answers():
-            backend_unavailable(f"no Redis at {REDIS_URL} (set HELIX_REDIS_URL)")
+        redis_url: str = request.getfixturevalue("helix_redis_url")
         namespace = f"t{uuid.uuid4().hex[:12]}"
 
         @asynccontextmanager
         async def redis_store() -> AsyncIterator[SessionStateStore]:
             async with RedisStateStore(
-                REDIS_URL, key_prefix=REDIS_PREFIX, namespace=namespace
+                redis_url, key_prefix=REDIS_PREFIX, namespace=namespace
             ) as store:
                 yield store
 
-        yield Backend(name, redis_store, f"{REDIS_URL}?key_prefix={REDIS_PREFIX}", namespace)
-        with redis.Redis.from_url(REDIS_URL) as client:
+        joiner = "&" if "?" in redis_url else "?"
+        yield Backend(name, redis_store, f"{redis_url}{joiner}key_prefix={REDIS_PREFIX}", namespace)
+        with redis.Redis.from_url(redis_url) as client:
             keys = list(client.scan_iter(match=f"{REDIS_PREFIX}:{namespace}:*", count=1000))
             if keys:
                 client.delete(*keys)

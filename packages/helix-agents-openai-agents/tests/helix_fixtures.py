@@ -1,7 +1,7 @@
 """Fixtures of the adapter's tests (through conftest.py): each test runs on the four backends.
 
-Servers are found as in sdk_suite/helix_backends.py (env URL, then the local
-default port); a missing one skips, or fails under ``HELIX_REQUIRE_BACKENDS=1``.
+Servers come from the shared session fixtures (``helix_agents.contract.servers``,
+CONTRIBUTING.md); a missing one skips, or fails under ``HELIX_REQUIRE_BACKENDS=1``.
 """
 
 from __future__ import annotations
@@ -10,10 +10,19 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from helix_backends import BACKENDS, Stores, server_url
+from helix_backends import BACKENDS, Stores
 
-from helix_agents.contract import backend_unavailable
 from helix_agents.core import SessionStateStore
+
+_FIXTURES = {"postgres": "helix_postgres_url", "redis": "helix_redis_url"}
+
+
+def found_server(request: pytest.FixtureRequest, backend: str) -> str | None:
+    """The session's server of ``backend`` (``None`` for memory and SQLite), or a skip."""
+    if backend not in _FIXTURES:
+        return None
+    url: str = request.getfixturevalue(_FIXTURES[backend])
+    return url
 
 
 @pytest.fixture
@@ -25,9 +34,7 @@ def anyio_backend() -> str:
 @pytest.fixture(params=BACKENDS)
 def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Stores]:
     """Stores on one backend; what they leave on a server goes after the test."""
-    url, why = server_url(request.param)
-    if why:
-        backend_unavailable(why)
+    url = found_server(request, request.param)
     found = Stores(request.param, url, tmp_path)
     yield found
     found.purge()

@@ -10,18 +10,22 @@ from __future__ import annotations
 
 import pytest
 import run_sdk_tests
-from helix_backends import BACKENDS, server_url
+from helix_backends import BACKENDS
+from helix_fixtures import found_server
 
-from helix_agents.contract import backend_unavailable
+from helix_agents.contract.servers import POSTGRES_ENV, REDIS_ENV
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_the_sdk_session_tests_pass_on_helix_session(
-    backend: str, capsys: pytest.CaptureFixture[str]
+    backend: str,
+    capsys: pytest.CaptureFixture[str],
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    _, why = server_url(backend)
-    if why:
-        backend_unavailable(why)
+    url = found_server(request, backend)
+    if url is not None:  # the child run finds the session's server first, by its env URL
+        monkeypatch.setenv(POSTGRES_ENV if backend == "postgres" else REDIS_ENV, url)
     counts = run_sdk_tests.run(backend, "-p", "no:randomly")
     summary = run_sdk_tests.describe(backend, counts)
     with capsys.disabled():

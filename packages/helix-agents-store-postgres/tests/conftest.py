@@ -1,9 +1,10 @@
 """Fixtures of the Postgres store's tests: servers, a fresh schema per test, PgBouncer.
 
-The shared server is found in this order: ``$HELIX_POSTGRES_URL``; a local
-server on the default port; local PostgreSQL binaries started here in a
-temporary directory; otherwise the tests are skipped loudly (failed under
-``HELIX_REQUIRE_BACKENDS=1``). There is no Docker engine to try here.
+The shared server comes from the shared finder (``helix_agents.contract.servers``, in
+the order of CONTRIBUTING.md): ``$HELIX_POSTGRES_URL``; a local server on the default
+port; local PostgreSQL binaries started in a temporary directory; a Docker container
+when an engine answers; otherwise the tests are skipped loudly (failed under
+``HELIX_REQUIRE_BACKENDS=1``).
 
 The fault and TLS tests need servers of their own, which they may freeze or
 which ask for a password or offer TLS: those always start from local binaries.
@@ -28,15 +29,9 @@ import trustme
 from psycopg import sql
 
 from helix_agents.contract import backend_unavailable
+from helix_agents.contract.servers import Server, TLSFiles, free_port, start_server, wait_for
 from helix_agents.store_postgres import PoolSettings, PostgresStateStore, migrate
 
-from .private_pg import Server, TLSFiles, answers, free_port, start_server, wait_for
-
-URL_ENV = "HELIX_POSTGRES_URL"
-LOCAL_URLS = (
-    "postgresql://127.0.0.1:5432/postgres",
-    "postgresql://postgres@127.0.0.1:5432/postgres",
-)
 NO_BINARIES = (
     "no PostgreSQL server binaries to start a private server (Debian: postgresql); "
     "the fault and TLS tests need one"
@@ -46,26 +41,9 @@ SMALL_POOL = PoolSettings(min_size=1, max_size=4, timeout=10.0)
 
 
 @pytest.fixture(scope="session")
-def pg_url() -> Iterator[str]:
+def pg_url(helix_postgres_url: str) -> str:
     """The URL of a PostgreSQL server the tests may create schemas in."""
-    env = os.environ.get(URL_ENV)
-    if env:
-        if not answers(env):
-            backend_unavailable(f"${URL_ENV}={env!r} does not answer")
-        yield env
-        return
-    for url in LOCAL_URLS:
-        if answers(url):
-            yield url
-            return
-    with start_server() as started:
-        if started is None:
-            backend_unavailable(
-                f"no PostgreSQL: set ${URL_ENV}, run a server on 127.0.0.1:5432, "
-                "or install the server binaries (Debian: postgresql)"
-            )
-        assert started is not None
-        yield started.url
+    return helix_postgres_url
 
 
 PRIVATE_PASSWORD = "s3cret-Pw:@/%?&="  # URL metacharacters: it must survive quoting

@@ -14,11 +14,13 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator
+from typing import Any
 
 import psycopg
 import pytest
 from psycopg import sql
 
+from helix_agents.contract.servers import Server, free_port
 from helix_agents.core import (
     StateStoreError,
     StoreMisconfiguredError,
@@ -28,14 +30,13 @@ from helix_agents.core import (
 from helix_agents.store_postgres import PoolSettings, PostgresStateStore
 
 from .no_secrets import assert_not_shown
-from .private_pg import Server, free_port
 
 pytestmark = pytest.mark.anyio
 
 FAST = 5.0  # seconds: the promise is "well under" this
 
 
-async def _refused(url: str, **options: object) -> tuple[StateStoreError, float]:
+async def _refused(url: str, **options: Any) -> tuple[StateStoreError, float]:
     started = time.monotonic()
     with pytest.raises(StateStoreError) as caught:
         async with open_store(url, **options):

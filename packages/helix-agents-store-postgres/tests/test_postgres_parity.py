@@ -24,7 +24,7 @@ from helix_agents.core import (
     StoredContextItem,
 )
 from helix_agents.store_memory import MemoryStateStore
-from helix_agents.store_postgres._refusals import refuse
+from helix_agents.store_postgres._refusals import RefusalDoc, refuse
 
 pytestmark = pytest.mark.anyio
 
@@ -164,7 +164,12 @@ async def test_refusal_matches_the_memory_store(open_store: Any, case: str) -> N
 
 def test_drift_between_the_sql_and_core_is_reported() -> None:
     """A refusal that core's checks do not reproduce raises a plain StateStoreError."""
-    doc = {"refused": "count_conflict", "message_count": 3, "first_index": 0, "run": None}
+    doc: RefusalDoc = {
+        "refused": "count_conflict",
+        "message_count": 3,
+        "first_index": 0,
+        "run": None,
+    }
     with pytest.raises(StateStoreError) as caught:
         refuse("s", doc, lambda snap: None)
     assert type(caught.value) is StateStoreError

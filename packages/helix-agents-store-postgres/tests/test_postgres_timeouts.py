@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
+from helix_agents.contract.servers import Server
 from helix_agents.core import ChatMessage, MessageCommit, StoreUnavailableError
 from helix_agents.store_postgres import PoolSettings, PostgresStateStore
 
 from .no_secrets import assert_not_shown
-from .private_pg import Server
 
 pytestmark = pytest.mark.anyio
 

@@ -16,11 +16,11 @@ from urllib.parse import quote
 import pytest
 import trustme
 
+from helix_agents.contract.servers import Server, TLSFiles
 from helix_agents.core import StateStoreError, StoreMisconfiguredError, open_store
 from helix_agents.store_postgres import PostgresStateStore
 
 from .no_secrets import assert_not_shown
-from .private_pg import Server, TLSFiles
 
 pytestmark = pytest.mark.anyio
 

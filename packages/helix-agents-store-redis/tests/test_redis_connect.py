@@ -7,6 +7,7 @@ import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis.exceptions
@@ -31,7 +32,7 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-async def open_fails(url: str, **options: object) -> tuple[StateStoreError, float]:
+async def open_fails(url: str, **options: Any) -> tuple[StateStoreError, float]:
     """The error of opening a store on ``url``, and how long it took to come."""
     store = open_store(url, **options)
     started = time.monotonic()

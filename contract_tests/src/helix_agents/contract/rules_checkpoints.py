@@ -47,6 +47,11 @@ class CheckpointPageRules:
         ]
         assert await _page_ids(store, sid, before="b", limit=2) == ["a\U0001f600", "aé"]
         assert await _page_ids(store, sid, prefix="zz") == []
+        # 50 to a page unless the caller says otherwise (the protocol's default).
+        many = (await store.create_session()).id
+        for n in range(51):
+            await store.save_checkpoint(many, checkpoint(f"c{n:02}", 0))
+        assert len(await _page_ids(store, many)) == 50
         assert await _page_ids(store, sid, before="B") == []
         # Walking pages with ``before`` = the last id visits every checkpoint once.
         walked: list[str] = []
@@ -55,11 +60,15 @@ class CheckpointPageRules:
             walked += page
             before = page[-1]
         assert walked == everything
+        # A checkpoint saved after a page shows up on the next one, once.
+        await store.save_checkpoint(sid, checkpoint("a\x1f0", 0))
+        await store.save_checkpoint(sid, checkpoint("a\x1f0", 1))  # a repeat: not recorded
+        assert await _page_ids(store, sid, prefix="a\x1f") == ["a\x1fz", "a\x1f0", "a\x1f"]
         assert (await store.page_checkpoints(sid, prefix="B"))[0] == checkpoint(
             "B", _IDS.index("B") % 3, seconds=-_IDS.index("B")
         )
         await store.truncate_messages(sid, 1)
-        survivors = [cid for n, cid in enumerate(_IDS) if n % 3 <= 1]
+        survivors = [cid for n, cid in enumerate(_IDS) if n % 3 <= 1] + ["a\x1f0"]
         assert await _page_ids(store, sid) == sorted(survivors, reverse=True)
         await store.clear_session(sid)
         assert await _page_ids(store, sid) == []
@@ -113,6 +122,7 @@ class CheckpointPageRules:
         # A deleted id is forgotten: saving it again lands.
         assert (await store.save_checkpoint(sid, checkpoint("c2", 0, state="again"))).recorded
         assert await store.get_checkpoint(sid, "c2") == checkpoint("c2", 0, state="again")
+        assert await _page_ids(store, sid) == ["c3", "c2", "c1"]
         with pytest.raises(SessionNotFoundError):
             await store.delete_checkpoints("missing", ["c1"])
 

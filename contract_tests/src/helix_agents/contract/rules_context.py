@@ -131,6 +131,9 @@ class ContextRules:
         ]
         assert found.lines[1].text == "step 1500: ERROR in unit_1500"
         assert found.matches == 1 and not found.truncated
+        # Two lines of context unless the caller says otherwise (the protocol's default).
+        default = await ctx(store).grep_output(sid, ref.output_id, r"ERROR")
+        assert [ln.number for ln in default.lines] == [1498, 1499, 1500, 1501, 1502]
         many = await ctx(store).grep_output(sid, ref.output_id, r"(?i)UNIT_\d+ OK$")
         assert many.matches == 2999 and many.truncated and "cut at 16,000" in many.note
         none = await ctx(store).grep_output(sid, ref.output_id, "no such thing")
@@ -284,6 +287,10 @@ class ContextRules:
         capped = await ctx(store).search_history(sid, grep="o", limit=2)
         assert len(capped.hits) == 2 and capped.truncated
         assert [h.index for h in capped.hits] == [5, 4]
+        # At most 20 hits unless the caller says otherwise (the protocol's default).
+        many = await grown(store, 21)
+        newest = await ctx(store).search_history(many, grep="row")
+        assert [h.index for h in newest.hits] == list(range(20, 0, -1)) and newest.truncated
         for limit in (0, 201):
             with pytest.raises(ValidationError):
                 await ctx(store).search_history(sid, grep="x", limit=limit)
@@ -299,6 +306,9 @@ class ContextRules:
         sid = await grown(store, 10)
         await ctx(store).record_compaction(sid, Compaction(boundary=4, summary="first"))
         await ctx(store).record_compaction(sid, Compaction(boundary=8, summary="second"))
+        await store.truncate_messages(sid, 8)  # a cut at a boundary keeps that compaction
+        window = await ctx(store).get_window(sid)
+        assert (window.start, window.compactions) == (8, 2)
         await store.truncate_messages(sid, 6)
         window = await ctx(store).get_window(sid)
         assert (window.start, window.compactions) == (4, 1)

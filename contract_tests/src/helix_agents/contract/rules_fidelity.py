@@ -128,6 +128,7 @@ class FidelityRules:
             lambda: store.list_checkpoints(sid),
             lambda: _one(store.get_checkpoint(sid, "p1")),
             lambda: _one(store.latest_checkpoint(sid)),
+            lambda: store.page_checkpoints(sid),
         ]
         for read in reads:
             for got in await read():

@@ -109,6 +109,10 @@ class MessageRules:
         assert await store.get_messages(sid, limit=1) == rows[6:]
         assert await store.get_messages(sid, limit=7) == rows
         assert await store.get_messages(sid, limit=100) == rows
+        assert await store.get_messages(sid, limit=1_000_000) == rows
+        assert await store.get_messages(sid, limit=2**62) == rows  # docs/limits.md: 0..2^62
+        with pytest.raises(ValidationError):
+            await store.get_messages(sid, limit=2**62 + 1)
         assert await store.get_messages(sid, limit=0) == []
         assert await store.get_messages(sid) == rows
 
@@ -117,6 +121,10 @@ class MessageRules:
         sid = (await store.create_session()).id
         other = (await store.create_session()).id
         rows = [user(str(i)) for i in range(11)]
+        # 50 rows to a page unless the caller says otherwise (the protocol's default).
+        many = (await store.create_session()).id
+        await store.append_messages(many, commit(*(user(str(i)) for i in range(51))))
+        assert len((await store.page_messages(many)).messages) == 50
         await store.append_messages(sid, commit(*rows))
         await store.append_messages(other, commit(user()))
         for order, expected in (("asc", rows), ("desc", rows[::-1])):
@@ -222,9 +230,20 @@ class MessageRules:
                 await store.clone_session(sid, "clone-below", up_to=1)
             assert await snapshot(store, sid) == before
             assert await store.get_session("clone-below") is None
+            # A clone from the retained rows on keeps their absolute indexes.
+            inside = await store.clone_session(sid, "clone-inside", up_to=4)
+            assert inside.message_count == 4
+            assert await store.get_messages("clone-inside") == rows[2:4]
             later = await store.append_messages(sid, commit(user("5"), expect_message_count=5))
             assert later.first_index == 5
             assert (await store.get_session(sid)).message_count == 6  # type: ignore[union-attr]
+        # Any N from 1 up: one row kept at N=1, one dropped at N=4, none under a large N.
+        for keep, kept in ((1, rows[4:]), (4, rows[1:]), (10_000, rows)):
+            async with store_factory(max_messages=keep) as store:
+                sid = (await store.create_session()).id
+                await store.append_messages(sid, commit(*rows))
+                assert await store.get_messages(sid) == kept, keep
+                assert await store.is_truncated(sid) == (len(kept) < len(rows)), keep
 
     @rule("MSG-6")
     async def test_MSG_6_stored_rows_cannot_be_changed_by_callers(

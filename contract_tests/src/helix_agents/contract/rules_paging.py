@@ -106,6 +106,11 @@ class PagingRules:
             for first in (1, 500):
                 pages = await _walk_sessions(store, owner, first)
                 assert sorted(s for p in pages for s in p) == sorted(owned[owner]), (owner, first)
+        # 20 to a page unless the caller says otherwise (the protocol's default).
+        for n in range(21):
+            await store.create_session(f"many-{n}", user_id="many")
+        default = await store.list_sessions("many")
+        assert len(default.sessions) == 20 and default.next_cursor is not None
         cursor = (await store.list_sessions("u1", first=1)).next_cursor
         assert cursor is not None
         for other in ("u10", "u", "u1:"):
@@ -135,6 +140,11 @@ class PagingRules:
                 sizes = [len(p) for p in pages]
                 full, rest = divmod(len(ids), first)
                 assert sizes == [first] * full + ([rest] if rest else []), first
+            # One microsecond later is later: activity is ordered to the microsecond.
+            clock.advance(0.000001)
+            await store.append_messages("s12", commit(user()))
+            newest = await store.list_sessions("u", first=3)
+            assert [s.id for s in newest.sessions] == ["s12", "s1", "s7"]
 
     @rule("SES-7", requires="clock")
     async def test_SES_7_activity_moves_forward_on_a_clock_that_stands_still(

@@ -39,6 +39,10 @@ class RecordRules:
         assert await store.resolve_approval(sid, "c") == "resolved"
         await store.add_pending_approvals(sid, [approval("c", 1)])
         assert [a.approval_id for a in await store.list_pending_approvals(sid)] == ["a", "b"]
+        # Only ids already pending or resolved: nothing is written, activity included.
+        before = await snapshot(store, sid)
+        await store.add_pending_approvals(sid, [approval("a", 2), approval("c", 1)])
+        assert await snapshot(store, sid) == before
         with pytest.raises(SessionNotFoundError):
             await store.add_pending_approvals("missing", [approval("x")])
 

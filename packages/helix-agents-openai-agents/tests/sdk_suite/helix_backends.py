@@ -1,17 +1,20 @@
 """Stores on the four backends for the adapter's tests and the SDK's suite.
 
-A server is found by its env URL (``HELIX_POSTGRES_URL``, ``HELIX_REDIS_URL``),
-else on its local default port; otherwise :func:`server_url` says why not, and
-the caller skips (or fails, under ``HELIX_REQUIRE_BACKENDS=1``). Every store is
+A server is found by the finder every package shares (``helix_agents.contract.servers``:
+env URL, local default port, local binaries, a Docker container; CONTRIBUTING.md);
+otherwise :func:`server_url` says why not, naming each place tried, and the caller
+skips (or fails, under ``HELIX_REQUIRE_BACKENDS=1``). Every store is
 opened under a namespace of the run (a SQLite file, a Postgres schema, a Redis
 key prefix), which :meth:`Stores.purge` removes.
 """
 
 from __future__ import annotations
 
-import os
+import shutil
+import tempfile
 import threading
 import uuid
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -19,42 +22,30 @@ import psycopg
 import redis
 from psycopg import sql
 
+from helix_agents.contract.servers import RedisServers, find_postgres, find_redis
 from helix_agents.core import SessionStateStore, open_store
 from helix_agents.store_memory import MemoryData, MemoryStateStore
 
 BACKENDS = ("memory", "sqlite", "postgres", "redis")
-POSTGRES_URLS = (
-    "postgresql://127.0.0.1:5432/postgres",
-    "postgresql://postgres@127.0.0.1:5432/postgres",
-)
-REDIS_URLS = ("redis://127.0.0.1:6379/0",)
-_ENV = {"postgres": "HELIX_POSTGRES_URL", "redis": "HELIX_REDIS_URL"}
 REDIS_PREFIX = "helix-oai-test"
 
 
-def _answers(backend: str, url: str) -> bool:
-    try:
-        if backend == "postgres":
-            with psycopg.connect(url, connect_timeout=3) as conn:
-                conn.execute("SELECT 1")
-            return True
-        with redis.Redis.from_url(url, socket_connect_timeout=1) as client:
-            return bool(client.ping())
-    except (psycopg.Error, redis.RedisError):
-        return False
+def server_url(backend: str, stack: ExitStack) -> tuple[str | None, str]:
+    """The server URL of ``backend`` (``None`` for memory and SQLite), or why there is none.
 
-
-def server_url(backend: str) -> tuple[str | None, str]:
-    """The server URL of ``backend`` (``None`` for memory and SQLite), or why there is none."""
+    A server started to find one (binaries, a container) stops when ``stack`` closes.
+    """
     if backend in ("memory", "sqlite"):
         return None, ""
-    env = os.environ.get(_ENV[backend])
-    candidates = (env,) if env else POSTGRES_URLS if backend == "postgres" else REDIS_URLS
-    for url in candidates:
-        if _answers(backend, url):
-            return url, ""
-    where = f"${_ENV[backend]}={env!r}" if env else "the local default port"
-    return None, f"no {backend} server answers at {where} (set ${_ENV[backend]})"
+    if backend == "postgres":
+        found = find_postgres(stack)
+    else:
+        root = Path(tempfile.mkdtemp(prefix="helix-oai-redis-"))
+        stack.callback(shutil.rmtree, root, ignore_errors=True)
+        servers = RedisServers(root)
+        stack.callback(servers.stop)
+        found = find_redis(stack, servers)
+    return found.url, "" if found.url else found.reason
 
 
 class Stores:

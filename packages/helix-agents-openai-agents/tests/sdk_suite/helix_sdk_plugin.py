@@ -34,6 +34,8 @@ DESELECT_FILE = Path(__file__).with_name("deselect.txt")
 REQUIRE_BACKENDS_ENV = "HELIX_REQUIRE_BACKENDS"
 
 _stores: Stores | None = None
+# What was started to find the backend's server (binaries, a container), until unconfigure.
+_servers = contextlib.ExitStack()
 # Stores opened so far, with the loop each was opened in.
 _opened: list[tuple[asyncio.AbstractEventLoop, SessionStateStore]] = []
 # The keys of the current test: one lazily opened store per (key, event loop).
@@ -313,7 +315,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """Find the backend's server and swap the session classes before any test module loads."""
     global _stores
     backend = config.getoption("helix_backend")
-    url, why = server_url(backend)
+    url, why = server_url(backend, _servers)
     if why:
         if os.environ.get(REQUIRE_BACKENDS_ENV, "") not in ("", "0"):
             raise pytest.UsageError(f"{why} ({REQUIRE_BACKENDS_ENV} is set)")
@@ -332,9 +334,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """Remove the run's schemas or keys."""
+    """Remove the run's schemas or keys; stop what was started to find a server."""
     if _stores is not None:
         _stores.purge()
+    _servers.close()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

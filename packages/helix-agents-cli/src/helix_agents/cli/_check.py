@@ -49,18 +49,18 @@ async def _probe(url: str, namespace: str) -> None:
 def _drop_leftovers(url: str, prefix: str) -> None:
     scheme = _scheme(url)
     if scheme == "sqlite":
-        from helix_agents.store_sqlite._config import parse_url
+        from helix_agents.store_sqlite import database_file
 
-        file = Path(parse_url(url)[0])
+        file = Path(database_file(url))
         for left in file.parent.glob(f"{file.stem}.{prefix}*"):
             left.unlink(missing_ok=True)
     elif scheme in ("postgresql", "postgres"):
         import psycopg
         from psycopg import sql
 
-        from helix_agents.store_postgres._config import split_url
+        from helix_agents.store_postgres import conninfo_and_schema
 
-        with psycopg.connect(split_url(url)[0], autocommit=True) as conn:
+        with psycopg.connect(conninfo_and_schema(url)[0], autocommit=True) as conn:
             found = conn.execute(
                 "SELECT nspname FROM pg_namespace WHERE starts_with(nspname, %s)", [prefix]
             ).fetchall()

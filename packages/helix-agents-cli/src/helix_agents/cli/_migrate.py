@@ -1,13 +1,12 @@
 """``migrate``: the schema versions a SQLite file or Postgres schema lacks, and applying them.
 
-Built on the migration helpers of the SQLite and Postgres packages
+Built on the public schema helpers of the SQLite and Postgres packages
 (docs/backends/sqlite.md, docs/backends/postgres.md); memory and Redis stores
 keep no schema, so they have nothing to migrate.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,51 +31,23 @@ class Plan:
 
 
 def _sqlite(url: str, dry_run: bool) -> Plan:
-    from helix_agents.store_sqlite._config import parse_url
-    from helix_agents.store_sqlite._migrations import (
-        apply_migrations,
-        pending_migrations,
-        shipped_migrations,
-    )
+    from helix_agents.store_sqlite import database_file, migrate, pending_migrations
 
-    path, _ = parse_url(url)
-    plan = Plan("sqlite", path)
-    shipped = shipped_migrations()
+    path = database_file(url)
+    plan = Plan("sqlite", path, pending=pending_migrations(path))
     if not Path(path).exists():
-        plan.pending = [m.name for m in shipped]
         plan.note = "a new file: every migration is pending"
-        if dry_run:
-            return plan
-    try:
-        db = sqlite3.connect(path, isolation_level=None)
-        try:
-            pending = pending_migrations(db, path, shipped)
-            plan.pending = [m.name for m in pending]
-            if pending and not dry_run:
-                apply_migrations(db, path, shipped)
-                plan.applied_now = plan.pending
-        finally:
-            db.close()
-    except sqlite3.Error as exc:
-        raise StoreUnavailableError(f"cannot migrate SQLite file {path!r}: {exc}") from None
+    if plan.pending and not dry_run:
+        plan.applied_now = migrate(path)
     return plan
 
 
 async def _postgres(url: str, dry_run: bool) -> Plan:
     import psycopg
-    from psycopg.rows import tuple_row
 
-    from helix_agents.store_postgres import migrate
-    from helix_agents.store_postgres._config import split_url, valid_schema
-    from helix_agents.store_postgres._migrations import (
-        check_applied,
-        function_files,
-        read_applied,
-        read_functions,
-    )
+    from helix_agents.store_postgres import conninfo_and_schema, migrate, pending_migrations
 
-    conninfo, options = split_url(url)
-    schema = valid_schema(options.get("schema", "public"))
+    conninfo, schema = conninfo_and_schema(url)
     plan = Plan("postgresql", f"{redact_url(conninfo)} schema {schema!r}")
     try:
         conn = await psycopg.AsyncConnection.connect(conninfo, autocommit=True)
@@ -85,17 +56,15 @@ async def _postgres(url: str, dry_run: bool) -> Plan:
             f"cannot connect to PostgreSQL at {redact_url(url)!r}: {exc}"
         ) from None
     async with conn:
-        async with conn.cursor(row_factory=tuple_row) as cur:
-            pending = check_applied(schema, await read_applied(cur, schema))
-            recorded = await read_functions(cur, schema) or {}
-        # Function files are re-applied when their text differs from the recorded one.
-        changed = [
-            f"functions/{f.name}" for f in function_files() if recorded.get(f.name) != f.checksum
-        ]
-        plan.pending = [m.name for m in pending] + changed
+        plan.pending = await pending_migrations(conn, schema)
         if plan.pending and not dry_run:
             applied = set(await migrate(conn, schema))
-            plan.applied_now = [m.name for m in pending if m.version in applied] + changed
+            # Function files carry no version; migrate applies every changed one.
+            plan.applied_now = [
+                name
+                for name in plan.pending
+                if name.startswith("functions/") or int(name.split("_", 1)[0]) in applied
+            ]
     return plan
 
 

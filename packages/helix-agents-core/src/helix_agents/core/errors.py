@@ -39,9 +39,11 @@ __all__ = [
     "StoreMisconfiguredError",
     "StoreUnavailableError",
     "ValidationError",
+    "approval_not_found",
     "is_message_count_conflict",
     "is_retryable",
     "lookup",
+    "session_not_found",
 ]
 
 _by_code: dict[str, type[StateStoreError]] = {}
@@ -206,3 +208,15 @@ def is_retryable(err: BaseException) -> bool:
 
 
 _by_code.setdefault(StateStoreError.code, StateStoreError)
+
+
+def session_not_found(session_id: str) -> SessionNotFoundError:
+    """The error of every method on a missing session."""
+    return SessionNotFoundError(f"session {session_id!r} not found", session_id=session_id)
+
+
+def approval_not_found(session_id: str, approval_id: str) -> ApprovalNotFoundError:
+    """The error of resolving an approval the session does not have pending."""
+    return ApprovalNotFoundError(
+        f"session {session_id!r}: no approval {approval_id!r}", session_id=session_id
+    )

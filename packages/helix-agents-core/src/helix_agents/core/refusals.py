@@ -25,9 +25,10 @@ from .errors import (
     SessionNotFoundError,
     StateStoreError,
     ValidationError,
+    session_not_found,
 )
 
-__all__ = ["REFUSALS", "approval_not_found", "raise_refusal", "session_not_found"]
+__all__ = ["REFUSALS", "raise_refusal"]
 
 REFUSALS: Mapping[str, tuple[type[StateStoreError], ...]] = MappingProxyType(
     {
@@ -47,18 +48,6 @@ REFUSALS: Mapping[str, tuple[type[StateStoreError], ...]] = MappingProxyType(
         "compaction": (ConcurrencyConflictError, ValidationError),
     }
 )
-
-
-def session_not_found(session_id: str) -> SessionNotFoundError:
-    """The error of every method on a missing session."""
-    return SessionNotFoundError(f"session {session_id!r} not found", session_id=session_id)
-
-
-def approval_not_found(session_id: str, approval_id: str) -> ApprovalNotFoundError:
-    """The error of resolving an approval the session does not have pending."""
-    return ApprovalNotFoundError(
-        f"session {session_id!r}: no approval {approval_id!r}", session_id=session_id
-    )
 
 
 def raise_refusal(

@@ -15,7 +15,10 @@ __all__ = ["ENTRY_POINT_GROUP", "open_store"]
 
 ENTRY_POINT_GROUP = "helix_agents.stores"
 
-_DISTRIBUTIONS = {
+# Only for the message when no backend answers: what to install for a first-party
+# scheme. Any backend, first-party or not, registers itself with an entry point in
+# ENTRY_POINT_GROUP and needs no line here (docs/backends/writing.md).
+_INSTALL_HINTS = {
     "memory": "helix-agents-store-memory",
     "sqlite": "helix-agents-store-sqlite",
     "postgresql": "helix-agents-store-postgres",
@@ -26,12 +29,14 @@ _DISTRIBUTIONS = {
 }
 
 
-def open_store(url: str, **options: Any) -> SessionStateStore:
+def open_store(url: str, *, tracing: bool = False, **options: Any) -> SessionStateStore:
     """The store for ``url``, not yet connected: use it as ``async with open_store(url)``.
 
     ``options`` go to the backend (``max_messages=…``, ``namespace=…``, …).
     An unknown scheme, or one whose backend is not installed, is a
-    :class:`ValidationError` naming the distribution to install.
+    :class:`ValidationError` naming the distribution to install. ``tracing=True``
+    wraps the store in :func:`helix_agents.core.tracing.traced` (the ``otel``
+    extra), its ``db.system.name`` and ``db.namespace`` taken from the URL.
     """
     try:
         scheme = urlsplit(url).scheme.lower() if isinstance(url, str) else ""
@@ -43,12 +48,29 @@ def open_store(url: str, **options: Any) -> SessionStateStore:
         )
     found = entry_points(group=ENTRY_POINT_GROUP, name=scheme)
     if not found:
-        dist = _DISTRIBUTIONS.get(scheme)
+        dist = _INSTALL_HINTS.get(scheme)
         if dist is None:
-            known = ", ".join(f"{s}://" for s in _DISTRIBUTIONS)
+            installed = sorted({ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)})
+            known = ", ".join(f"{s}://" for s in installed) or "none installed"
             raise ValidationError(
                 f"unknown store URL scheme {scheme!r} in {redact_url(url)!r}; known: {known}"
             )
         raise ValidationError(f"no store is installed for {scheme}:// URLs: pip install {dist}")
     factory: Callable[..., SessionStateStore] = next(iter(found)).load()
-    return factory(url, **options)
+    store = factory(url, **options)
+    return _traced(store, url, options) if tracing else store
+
+
+def _traced(store: SessionStateStore, url: str, options: dict[str, Any]) -> SessionStateStore:
+    # Imported here: without tracing=True, opening a store never imports OpenTelemetry.
+    try:
+        from .tracing import traced
+    except ImportError:
+        raise ValidationError(
+            "open_store(..., tracing=True) needs OpenTelemetry: "
+            "pip install 'helix-agents-core[otel]'"
+        ) from None
+    from .tracing._targets import url_target
+
+    system, namespace = url_target(url, options, store)
+    return traced(store, system=system, namespace=namespace)

@@ -20,8 +20,8 @@ from .errors import (
     LateAnswerDeliveryConflictError,
     MessageCountConflictError,
     RunSupersededError,
-    SessionNotFoundError,
     ValidationError,
+    session_not_found,
 )
 from .inputs import check_id, check_json, check_record
 from .messages import JsonObject, Message, describe
@@ -135,7 +135,7 @@ def check_commit(
     already landed, else the plan to write.
     """
     if state is None:
-        raise SessionNotFoundError(f"session {session_id!r} not found", session_id=session_id)
+        raise session_not_found(session_id)
     if commit.commit_id is not None and state.replay is not None:
         return state.replay.model_copy(update={"replayed": True})
 

@@ -5,14 +5,13 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import datetime
 from types import TracebackType
 from typing import Any, Self
 
 import pydantic
 
 from helix_agents.core import (
-    ApprovalNotFoundError,
     ApprovalResolution,
     Checkpoint,
     CommitPlan,
@@ -35,7 +34,6 @@ from helix_agents.core import (
     SessionSummary,
     StoredContextItem,
     StoreUnavailableError,
-    ValidationError,
     assert_fence,
     check_checkpoint_count,
     check_checkpoint_ids,
@@ -52,15 +50,23 @@ from helix_agents.core import (
     checkpoint_range,
     coerce,
     coerce_all,
-    decode_message_cursor,
     decode_sessions_cursor,
-    encode_message_cursor,
     encode_sessions_cursor,
     new_session_id,
     next_activity,
     parse_message,
     pop_keep,
     undelivered_in_order,
+)
+from helix_agents.core.clock import utcnow
+from helix_agents.core.errors import approval_not_found, session_not_found
+from helix_agents.core.limits import (
+    check_listing_first,
+    check_max_messages,
+    check_page_args,
+    check_tail_limit,
+    next_page_cursor,
+    page_window,
 )
 
 from . import _checkpoint_pages
@@ -72,10 +78,6 @@ __all__ = ["MemoryStateStore"]
 
 _metadata = pydantic.TypeAdapter(dict[str, pydantic.JsonValue])
 _SHARED: dict[str, MemoryData] = {}
-
-
-def _utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 class MemoryStateStore(ContextMethods, SessionHandles):
@@ -91,10 +93,10 @@ class MemoryStateStore(ContextMethods, SessionHandles):
         data: MemoryData | None = None,
         *,
         max_messages: int | None = None,
-        clock: Callable[[], datetime] = _utcnow,
+        clock: Callable[[], datetime] = utcnow,
     ) -> None:
         if max_messages is not None:
-            check_limit(None, "max_messages", max_messages, 1, 2**62)
+            check_max_messages(max_messages)
         self.data = data if data is not None else MemoryData()
         self.max_messages = max_messages
         self._clock = clock
@@ -130,7 +132,7 @@ class MemoryStateStore(ContextMethods, SessionHandles):
                 if not session.deleted:
                     yield session
                     return
-        raise SessionNotFoundError(f"session {session_id!r} not found", session_id=session_id)
+        raise session_not_found(session_id)
 
     def _touch(self, session: SessionData) -> None:
         old = session.last_activity_at
@@ -231,7 +233,7 @@ class MemoryStateStore(ContextMethods, SessionHandles):
         """A user's sessions, most recent activity first, ties by id."""
         self._check_open()
         check_id(user_id, "user_id")
-        check_limit(None, "first", first, 1, 500)
+        check_listing_first(first)
         after = None if cursor is None else decode_sessions_cursor(user_id, cursor)
         page: list[SessionSummary] = []
         for session_id in self.data.listing.page(user_id, after, first + 1):
@@ -276,7 +278,7 @@ class MemoryStateStore(ContextMethods, SessionHandles):
         """Rows oldest first; ``limit`` keeps the last N."""
         with self._session(session_id) as session:
             if limit is not None:
-                check_limit(session_id, "limit", limit, 0, 2**62)
+                check_tail_limit(session_id, limit)
             rows = session.rows if limit is None else session.rows[-limit:] if limit else []
             return [parse_message(row) for row in rows]
 
@@ -300,28 +302,12 @@ class MemoryStateStore(ContextMethods, SessionHandles):
     ) -> MessagePage:
         """A page of rows in ``order``; ``next_cursor`` is ``None`` at the end."""
         with self._session(session_id) as session:
-            check_limit(session_id, "limit", limit, 1, 500)
-            if order not in ("asc", "desc"):
-                raise ValidationError(
-                    f"session {session_id!r}: order {order!r} is not 'asc' or 'desc'",
-                    session_id=session_id,
-                )
-            start = None if cursor is None else decode_message_cursor(session_id, order, cursor)
+            start = check_page_args(session_id, limit, cursor, order)
             first, count = session.first_index, session.message_count
-            if order == "asc":
-                lo = max(first, start if start is not None else first)
-                hi = min(count, lo + limit)
-                indexes = range(lo, hi)
-                more = hi < count
-                nxt = hi
-            else:
-                hi = min(count, start if start is not None else count)
-                lo = max(first, hi - limit)
-                indexes = range(hi - 1, lo - 1, -1)
-                more = lo > first
-                nxt = lo
+            lo, hi = page_window(order, start, limit, first, count)
+            indexes = range(lo, hi) if order == "asc" else range(hi - 1, lo - 1, -1)
             rows = tuple(parse_message(session.rows[i - first]) for i in indexes)
-            next_cursor = encode_message_cursor(session_id, order, nxt) if more else None
+            next_cursor = next_page_cursor(session_id, order, lo, hi, first, count)
             return MessagePage(messages=rows, next_cursor=next_cursor)
 
     async def truncate_messages(
@@ -474,9 +460,7 @@ class MemoryStateStore(ContextMethods, SessionHandles):
             if approval_id in session.resolved:
                 return "already-resolved"
             if session.approvals.pop(approval_id, None) is None:
-                raise ApprovalNotFoundError(
-                    f"session {session_id!r}: no approval {approval_id!r}", session_id=session_id
-                )
+                raise approval_not_found(session_id, approval_id)
             session.resolved.add(approval_id)
             self._touch(session)
             return "resolved"

@@ -6,7 +6,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
+from datetime import datetime
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
@@ -16,12 +16,14 @@ from psycopg.rows import tuple_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from helix_agents.core import (
-    SessionNotFoundError,
     StateStoreError,
     StoreUnavailableError,
     ValidationError,
     check_id,
 )
+from helix_agents.core.clock import utcnow
+from helix_agents.core.errors import session_not_found
+from helix_agents.core.limits import MAX_COUNT
 
 from ._config import DEFAULT_OPERATION_TIMEOUT, PoolSettings, count, seconds, valid_schema
 from ._connect import ConnectWatch, make_pool, probe, within
@@ -39,11 +41,7 @@ Row = tuple[Any, ...]
 
 def big(value: int) -> int:
     """``value``, capped to fit a bigint (anything this large is refused anyway)."""
-    return min(value, 2**62)
-
-
-def _utcnow() -> datetime:
-    return datetime.now(UTC)
+    return min(value, MAX_COUNT)
 
 
 class StoreBase:
@@ -65,14 +63,14 @@ class StoreBase:
         auto_migrate: bool = False,
         pool_settings: PoolSettings | None = None,
         operation_timeout: float = DEFAULT_OPERATION_TIMEOUT,
-        clock: Callable[[], datetime] = _utcnow,
+        clock: Callable[[], datetime] = utcnow,
     ) -> None:
         if (conninfo is None) == (pool is None):
             raise ValidationError(
                 "give PostgresStateStore exactly one of a conninfo (URL) and a pool"
             )
         if max_messages is not None:
-            count("max_messages", max_messages, 1, 2**62)
+            count("max_messages", max_messages, 1, MAX_COUNT)
         if not isinstance(auto_migrate, bool):
             raise ValidationError(f"option auto_migrate={auto_migrate!r} must be a boolean")
         if pool_settings is not None and not isinstance(pool_settings, PoolSettings):
@@ -286,7 +284,7 @@ class StoreBase:
         """``(message_count, ui_count, first_index)``; :class:`SessionNotFoundError` if missing."""
         rows = await self._rows(self._sql.counts, (session_id,), what=what, session_id=session_id)
         if not rows:
-            raise SessionNotFoundError(f"session {session_id!r} not found", session_id=session_id)
+            raise session_not_found(session_id)
         count, ui, first = rows[0]
         return int(count), int(ui), int(first)
 
@@ -296,7 +294,7 @@ class StoreBase:
         """Rows of a read that leads with the session row; no row means no session."""
         rows = await self._rows(query, params, what=what, session_id=session_id)
         if not rows:
-            raise SessionNotFoundError(f"session {session_id!r} not found", session_id=session_id)
+            raise session_not_found(session_id)
         return rows
 
     async def _checked(self, session_id: str, what: str, check: Callable[[], _T]) -> _T:

@@ -15,10 +15,10 @@ from psycopg import sql
 
 from helix_agents.core import (
     Checkpoint,
-    SessionNotFoundError,
     check_checkpoint_ids,
     checkpoint_range,
 )
+from helix_agents.core.errors import session_not_found
 
 from . import _json
 from ._base import StoreBase
@@ -95,5 +95,5 @@ class CheckpointPagesMixin(StoreBase):
         )
         found, gone, _ = rows[0]
         if not found:
-            raise SessionNotFoundError(f"session {session_id!r} not found", session_id=session_id)
+            raise session_not_found(session_id)
         return int(gone)

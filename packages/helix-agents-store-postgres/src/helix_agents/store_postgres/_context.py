@@ -47,6 +47,8 @@ from helix_agents.core.context import (
     search_result,
     summary_row,
 )
+from helix_agents.core.errors import session_not_found
+from helix_agents.core.limits import MAX_COUNT
 from helix_agents.core.refusals import raise_refusal
 
 from ._base import Row, StoreBase
@@ -112,7 +114,7 @@ class ContextMixin(StoreBase):
         await self._on_connection("migrate", work, write=True)
 
     def _not_found(self, session_id: str) -> SessionNotFoundError:
-        return SessionNotFoundError(f"session {session_id!r} not found", session_id=session_id)
+        return session_not_found(session_id)
 
     async def store_output(
         self,
@@ -288,7 +290,7 @@ class ContextMixin(StoreBase):
         # A plain substring every match needs: the server skips rows without it cheaply.
         literal = None if grep is None else required_literal(grep)
         hits: list[HistoryHit] = []
-        before = 2**62
+        before = MAX_COUNT
         while len(hits) <= query.limit:
             batch = query.limit + 1 if in_server else _CLIENT_BATCH
             params = {

@@ -8,7 +8,6 @@ from typing import Any, TypeVar
 import pydantic
 
 from helix_agents.core import (
-    ApprovalNotFoundError,
     ApprovalResolution,
     Checkpoint,
     LateAnswer,
@@ -21,6 +20,7 @@ from helix_agents.core import (
     coerce,
     coerce_all,
 )
+from helix_agents.core.errors import approval_not_found
 
 from . import _json
 from ._base import StoreBase, big
@@ -190,9 +190,7 @@ class QueuesMixin(StoreBase):
         if "refused" in doc:
 
             def missing(_: Snapshot) -> None:
-                raise ApprovalNotFoundError(
-                    f"session {session_id!r}: no approval {approval_id!r}", session_id=session_id
-                )
+                raise approval_not_found(session_id, approval_id)
 
             refuse(session_id, doc, missing)
         resolution: ApprovalResolution = (

@@ -13,13 +13,40 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import NoReturn, Required, TypedDict
 
 from helix_agents.core import RunInfo
 from helix_agents.core import assert_retained as core_assert_retained
-from helix_agents.core.refusals import raise_refusal, session_not_found
+from helix_agents.core.errors import session_not_found
+from helix_agents.core.refusals import raise_refusal
 
-__all__ = ["Snapshot", "assert_retained", "refuse"]
+__all__ = ["RefusalDoc", "RunDoc", "Snapshot", "assert_retained", "refuse"]
+
+
+class RunDoc(TypedDict):
+    """The session's current run in a refusal (``__agents_refusal`` of functions/commit.sql)."""
+
+    run_id: str
+    status: str
+    started_at: str
+    ended_at: str | None
+
+
+class RefusalDoc(TypedDict, total=False):
+    """What a server-side function returns when it refuses a write."""
+
+    refused: Required[str]  # a code of core's REFUSALS
+    message_count: int
+    first_index: int
+    run: RunDoc | None
+    # The commit's (functions/commit.sql): whether its run id was used before, and
+    # the delivered-at index (None: queued) of each named context item and late answer.
+    run_used: bool
+    ci: dict[str, int | None]
+    la: dict[str, int | None]
+    # A compaction's: the window start and the row count it checked against.
+    start: int
+    count: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,24 +56,22 @@ class Snapshot:
     message_count: int
     first_index: int
     current_run: RunInfo | None
-    extra: dict[str, Any]
 
     @classmethod
-    def from_refusal(cls, doc: dict[str, Any]) -> Snapshot:
+    def from_refusal(cls, doc: RefusalDoc) -> Snapshot:
         """The snapshot a refusal document carries."""
         run = doc.get("run")
         return cls(
             message_count=int(doc["message_count"]),
             first_index=int(doc["first_index"]),
             current_run=None if run is None else RunInfo.model_validate(run),
-            extra=doc,
         )
 
 
 Check = Callable[[Snapshot], None]
 
 
-def refuse(session_id: str, doc: dict[str, Any], *checks: Check) -> NoReturn:
+def refuse(session_id: str, doc: RefusalDoc, *checks: Check) -> NoReturn:
     """Raise the error of the refusal ``doc`` by running ``checks`` (core's, in order) on it."""
     reason = str(doc["refused"])
     if reason == "session_not_found":  # the document carries no state

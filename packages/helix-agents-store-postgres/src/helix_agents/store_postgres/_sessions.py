@@ -19,6 +19,7 @@ from helix_agents.core import (
     encode_sessions_cursor,
     new_session_id,
 )
+from helix_agents.core.limits import check_listing_first
 
 from . import _json
 from ._base import StoreBase, big
@@ -117,7 +118,7 @@ class SessionsMixin(StoreBase):
             or not (up_to is None or isinstance(up_to, int))
         ):
             count, _, first = await self._counts(source_id, "clone_session")
-            check_up_to(Snapshot(count, first, None, {}))
+            check_up_to(Snapshot(count, first, None))
             assert bad_target is not None  # check_up_to refused any other up_to
             raise bad_target
         doc = await self._call(
@@ -136,7 +137,7 @@ class SessionsMixin(StoreBase):
         """A user's sessions, most recent activity first, ties by id."""
         self._ensure_open("list_sessions", None)
         check_id(user_id, "user_id")
-        check_limit(None, "first", first, 1, 500)
+        check_listing_first(first)
         at, after = (None, None) if cursor is None else decode_sessions_cursor(user_id, cursor)
         rows = await self._rows(
             self._sql.sessions,

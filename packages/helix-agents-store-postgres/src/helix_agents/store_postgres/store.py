@@ -22,14 +22,18 @@ from helix_agents.core import (
     check_finish_status,
     check_id,
     check_keep,
-    check_limit,
     check_scope,
     check_scoped_deltas,
     coerce,
-    decode_message_cursor,
     dump_message,
-    encode_message_cursor,
     merge_deltas,
+)
+from helix_agents.core.limits import (
+    MAX_COUNT,
+    check_page_args,
+    check_tail_limit,
+    next_page_cursor,
+    page_window,
 )
 
 from . import _json
@@ -39,7 +43,7 @@ from ._config import POOL_OPTIONS, STORE_OPTIONS, PoolSettings, split_url
 from ._context import ContextMixin
 from ._edits import EditsMixin
 from ._queues import QueuesMixin
-from ._refusals import Snapshot, assert_retained, refuse
+from ._refusals import RefusalDoc, Snapshot, assert_retained, refuse
 from ._sessions import SessionsMixin
 
 __all__ = ["PostgresStateStore", "open_url"]
@@ -107,6 +111,7 @@ class PostgresStateStore(
             session_id=session_id,
         )
         if "refused" in doc:
+            refusal: RefusalDoc = doc
 
             def core_checks(snap: Snapshot) -> None:
                 check_commit(
@@ -115,9 +120,9 @@ class PostgresStateStore(
                     CommitState(
                         message_count=snap.message_count,
                         current_run=snap.current_run,
-                        run_id_used=lambda _: bool(doc["run_used"]),
-                        context_items=doc["ci"],
-                        late_answers=doc["la"],
+                        run_id_used=lambda _: refusal["run_used"],
+                        context_items=refusal["ci"],
+                        late_answers=refusal["la"],
                     ),
                 )
 
@@ -125,7 +130,7 @@ class PostgresStateStore(
                 if start is not None and start.rewind_to is not None:
                     assert_retained(session_id, start.rewind_to, snap)
 
-            refuse(session_id, doc, core_checks, retained)
+            refuse(session_id, refusal, core_checks, retained)
         return CommitResult.model_validate(doc)
 
     async def get_scoped_state(self, scope: Scope, owner: str) -> JsonObject:
@@ -150,7 +155,7 @@ class PostgresStateStore(
             await self._checked(
                 session_id,
                 "get_messages",
-                lambda: check_limit(session_id, "limit", limit, 0, 2**62),
+                lambda: check_tail_limit(session_id, limit),
             )
         rows = await self._session_rows(
             self._sql.messages, (session_id, limit), session_id, "get_messages"
@@ -180,33 +185,21 @@ class PostgresStateStore(
         """A page of rows in ``order``; ``next_cursor`` is ``None`` at the end."""
         check_id(session_id, "session_id")
 
-        def parse() -> int | None:
-            check_limit(session_id, "limit", limit, 1, 500)
-            if order not in ("asc", "desc"):
-                raise ValidationError(
-                    f"session {session_id!r}: order {order!r} is not 'asc' or 'desc'",
-                    session_id=session_id,
-                )
-            return None if cursor is None else decode_message_cursor(session_id, order, cursor)
-
-        start = await self._checked(session_id, "page_messages", parse)
+        start = await self._checked(
+            session_id, "page_messages", lambda: check_page_args(session_id, limit, cursor, order)
+        )
         if order == "asc":
             params: tuple[Any, ...] = (big(start or 0), limit, session_id)
             rows = await self._session_rows(self._sql.page_asc, params, session_id, "page_messages")
         else:
-            params = (big(start) if start is not None else 2**62, limit, session_id)
+            params = (big(start) if start is not None else MAX_COUNT, limit, session_id)
             rows = await self._session_rows(
                 self._sql.page_desc, params, session_id, "page_messages"
             )
         first, count = int(rows[0][0]), int(rows[0][1])
         page = tuple(_json.parse_row(body) for _, _, body in rows if body is not None)
-        if order == "asc":
-            hi = min(count, max(first, start if start is not None else first) + limit)
-            more, nxt = hi < count, hi
-        else:
-            lo = max(first, min(count, start if start is not None else count) - limit)
-            more, nxt = lo > first, lo
-        next_cursor = encode_message_cursor(session_id, order, nxt) if more else None
+        lo, hi = page_window(order, start, limit, first, count)
+        next_cursor = next_page_cursor(session_id, order, lo, hi, first, count)
         return MessagePage(messages=page, next_cursor=next_cursor)
 
     async def truncate_messages(

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
 from redis.asyncio import Redis, RedisCluster
 
 from helix_agents.core import StoreUnavailableError, ValidationError, check_id
-from helix_agents.core.refusals import session_not_found
+from helix_agents.core.clock import utcnow
+from helix_agents.core.errors import session_not_found
 
 from ._client import build_client, describe
 from ._codec import micros, text
@@ -29,10 +30,6 @@ __all__ = ["StoreBase"]
 log = logging.getLogger("helix_agents.store_redis")
 
 
-def _utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
 class StoreBase:
     """Owns (or borrows) the client and runs the scripts; the protocol lives in subclasses."""
 
@@ -47,7 +44,7 @@ class StoreBase:
         max_messages: int | None = None,
         operation_timeout: float | timedelta | None = None,
         connect_timeout: float | timedelta | None = None,
-        clock: Callable[[], datetime] = _utcnow,
+        clock: Callable[[], datetime] = utcnow,
         **client_options: Any,
     ) -> None:
         if (url is None) == (client is None):

@@ -9,7 +9,8 @@ from datetime import timedelta
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from helix_agents.core import ValidationError, check_limit, redact_url
+from helix_agents.core import ValidationError, redact_url
+from helix_agents.core.limits import MAX_COUNT, check_max_messages
 
 from ._keys import KeySpace
 
@@ -89,11 +90,11 @@ class StoreOptions:
     ) -> StoreOptions:
         """Validate the options; ``idle_ttl`` is seconds or a timedelta, at least 1 ms."""
         if max_messages is not None:
-            check_limit(None, "max_messages", max_messages, 1, 2**62)
+            check_max_messages(max_messages)
         ttl_ms = 0
         if idle_ttl is not None:
             ttl_ms = round(seconds("idle_ttl", idle_ttl) * 1000)
-            if not 1 <= ttl_ms < 2**62:
+            if not 1 <= ttl_ms < MAX_COUNT:
                 raise ValidationError(f"idle_ttl {idle_ttl!r} is outside 1 ms..2**62 ms")
         return cls(KeySpace.build(key_prefix, namespace), ttl_ms, max_messages)
 

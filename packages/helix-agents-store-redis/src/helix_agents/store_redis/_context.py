@@ -42,6 +42,7 @@ from helix_agents.core.context import (
     search_result,
     summary_row,
 )
+from helix_agents.core.limits import MAX_COUNT
 from helix_agents.core.refusals import raise_refusal
 
 from ._base import StoreBase
@@ -218,7 +219,7 @@ class ContextMixin(StoreBase):
         if tool_name is not None and safe_literal(tool_name):
             literals.append(tool_name)
         hits: list[HistoryHit] = []
-        before = 2**62
+        before = MAX_COUNT
         while len(hits) <= query.limit and before >= 0:
             reply = await self._run(
                 "r_search",

@@ -18,7 +18,7 @@ from helix_agents.core.refusals import raise_refusal
 from ._base import StoreBase
 from ._codec import pack_row, unpack_rows
 from ._errors import SERVER, Refusal
-from ._records import fence_args
+from ._schema import POP, REPLACE
 
 __all__ = ["EditsMixin"]
 
@@ -39,7 +39,10 @@ class EditsMixin(StoreBase):
         reply = await self._run(
             "pop",
             session_id,
-            [*self._common(session_id), count, *fence_args(fence_run_id)],
+            [
+                *self._common(session_id),
+                *POP.pack(want=count, fenced=fence_run_id is not None, fence=fence_run_id or ""),
+            ],
             write=True,
         )
         if reply[0] == "none":
@@ -67,15 +70,16 @@ class EditsMixin(StoreBase):
         except ValidationError:
             await self._require(session_id)
             raise
-        numbers = (
-            keep,
-            expect_message_count,
-            0 if fence_run_id is None else 1,
-            self.options.max_messages or 0,
-            len(rows),
-            sum(m.role != "context" for m in parsed),
+        named = REPLACE.pack(
+            keep=keep,
+            expect=expect_message_count,
+            max_messages=self.options.max_messages or 0,
+            n=len(rows),
+            n_ui=sum(m.role != "context" for m in parsed),
+            fenced=fence_run_id is not None,
+            fence=fence_run_id or "",
         )
-        args = [*self._common(session_id), ":".join(map(str, numbers)), fence_run_id or "", *rows]
+        args = [*self._common(session_id), *named, *rows]
         reply = await self._run("replace", session_id, args, write=True)
         if reply[0] != "ok":
             refusal = Refusal.parse(reply)

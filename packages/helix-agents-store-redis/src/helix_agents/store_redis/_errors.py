@@ -40,7 +40,8 @@ from helix_agents.core import (
     check_commit,
     check_keep,
 )
-from helix_agents.core.refusals import approval_not_found, raise_refusal
+from helix_agents.core.errors import approval_not_found
+from helix_agents.core.refusals import raise_refusal
 
 from ._codec import run_info
 from ._schema import REFUSAL_STATE, refusal_state

@@ -15,10 +15,10 @@ from helix_agents.core import (
     SessionsPage,
     SessionSummary,
     check_id,
-    check_limit,
     decode_sessions_cursor,
     encode_sessions_cursor,
 )
+from helix_agents.core.limits import check_listing_first
 
 from ._base import StoreBase
 from ._codec import from_micros, micros, text
@@ -38,7 +38,7 @@ class ListingMixin(StoreBase):
         """A user's sessions, most recent activity first, ties by id."""
         self._live()
         check_id(user_id, "user_id")
-        check_limit(None, "first", first, 1, 500)
+        check_listing_first(first)
         after = None if cursor is None else decode_sessions_cursor(user_id, cursor)
         ukey = self.options.keys.user(user_id)
         position = None if after is None else (after[1], -micros(after[0]))

@@ -18,8 +18,11 @@ __all__ = [
     "COMMIT",
     "COMMIT_REPLY",
     "COMMON",
+    "POP",
     "REFUSAL_STATE",
+    "REPLACE",
     "SCRIPT_ARGS",
+    "TRUNCATE",
     "Args",
     "check_script",
     "lua_prelude",
@@ -87,8 +90,32 @@ COMMIT = Args(
     ),
 )
 
+# The fence of a write: whether there is one, and its run id.
+_FENCE: tuple[tuple[str, Kind], ...] = (("fenced", "flag"), ("fence", "str"))
+# pop_messages (lua/pop.lua): how many rows (1..500, checked by the client).
+POP = Args(COMMON.rest, (("want", "int"), *_FENCE))
+# truncate_messages (lua/truncate.lua).
+TRUNCATE = Args(COMMON.rest, (("keep", "int"), *_FENCE))
+# replace_messages (lua/replace.lua); then the n rows, from ARGV[REST] on.
+REPLACE = Args(
+    COMMON.rest,
+    (
+        ("keep", "int"),
+        ("expect", "int"),
+        ("max_messages", "int"),  # 0: none
+        ("n", "int"),
+        ("n_ui", "int"),
+        *_FENCE,
+    ),
+)
+
 # Each script's own named slots (the others still read ARGV by index after COMMON).
-SCRIPT_ARGS: dict[str, Args] = {"commit": COMMIT}
+SCRIPT_ARGS: dict[str, Args] = {
+    "commit": COMMIT,
+    "pop": POP,
+    "replace": REPLACE,
+    "truncate": TRUNCATE,
+}
 
 # A landed or replayed commit replies with these fields, ':'-joined in this order.
 COMMIT_REPLY = ("first_index", "message_count", "replayed", "last_activity", "user_key")

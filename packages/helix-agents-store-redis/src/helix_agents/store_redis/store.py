@@ -17,14 +17,12 @@ from helix_agents.core import (
     check_finish_status,
     check_id,
     check_keep,
-    check_limit,
     check_scoped_deltas,
     coerce,
-    decode_message_cursor,
-    encode_message_cursor,
     merge_deltas,
 )
-from helix_agents.core.refusals import session_not_found
+from helix_agents.core.errors import session_not_found
+from helix_agents.core.limits import check_page_args, check_tail_limit, next_page_cursor
 
 from ._checkpoint_pages import CheckpointPagesMixin
 from ._codec import pack_row, text, unpack_rows
@@ -32,8 +30,8 @@ from ._context import ContextMixin
 from ._edits import EditsMixin
 from ._errors import DRIVER_ERRORS, Refusal, driver_error, raise_commit_refusal
 from ._listing import ListingMixin
-from ._records import RecordsMixin, fence_args
-from ._schema import COMMIT, COMMIT_REPLY, joined_reply
+from ._records import RecordsMixin
+from ._schema import COMMIT, COMMIT_REPLY, TRUNCATE, joined_reply
 from ._scoped import ScopedMixin, flat_pairs, journal_entry
 from ._sessions import SessionsMixin
 
@@ -144,13 +142,14 @@ class RedisStateStore(
         check_id(session_id, "session_id")
         if limit is not None:
             try:
-                check_limit(session_id, "limit", limit, 0, 2**62)
+                check_tail_limit(session_id, limit)
             except ValidationError:
                 await self._require(session_id)
                 raise
-        reply = await self._call(
-            "r_tail", session_id, [-1 if limit is None else limit], write=False, keys=_ROWS
-        )
+        # A Redis list holds fewer than 2^32 rows, and the script's numbers are doubles that
+        # LRANGE refuses past 2^53: a larger limit asks for every row.
+        tail = -1 if limit is None or limit >= 2**32 else limit
+        reply = await self._call("r_tail", session_id, [tail], write=False, keys=_ROWS)
         if reply is None:
             raise session_not_found(session_id)
         return unpack_rows(reply)
@@ -185,13 +184,7 @@ class RedisStateStore(
         """A page of rows in ``order``; ``next_cursor`` is ``None`` at the end."""
         check_id(session_id, "session_id")
         try:
-            check_limit(session_id, "limit", limit, 1, 500)
-            if order not in ("asc", "desc"):
-                raise ValidationError(
-                    f"session {session_id!r}: order {order!r} is not 'asc' or 'desc'",
-                    session_id=session_id,
-                )
-            start = None if cursor is None else decode_message_cursor(session_id, order, cursor)
+            start = check_page_args(session_id, limit, cursor, order)
         except ValidationError:
             await self._require(session_id)
             raise
@@ -207,12 +200,9 @@ class RedisStateStore(
         head, _, joined = text(reply).partition("\n")
         lo, hi, first, count = (int(v) for v in head.split(":"))
         rows = unpack_rows(joined)
-        if order == "asc":
-            more, nxt = hi < count, hi
-        else:
+        if order == "desc":
             rows.reverse()
-            more, nxt = lo > first, lo
-        next_cursor = encode_message_cursor(session_id, order, nxt) if more else None
+        next_cursor = next_page_cursor(session_id, order, lo, hi, first, count)
         return MessagePage(messages=tuple(rows), next_cursor=next_cursor)
 
     async def truncate_messages(
@@ -231,7 +221,12 @@ class RedisStateStore(
         reply = await self._run(
             "truncate",
             session_id,
-            [*self._common(session_id), keep, *fence_args(fence_run_id)],
+            [
+                *self._common(session_id),
+                *TRUNCATE.pack(
+                    keep=keep, fenced=fence_run_id is not None, fence=fence_run_id or ""
+                ),
+            ],
             write=True,
         )
         if reply[0] != "ok":

@@ -9,13 +9,12 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from helix_agents.core import ValidationError, check_limit, check_text, redact_url
+from helix_agents.core import ValidationError, check_text, redact_url
 
 __all__ = [
     "OPTIONS",
     "SQLiteConfig",
     "Synchronous",
-    "check_max_messages",
     "namespaced_path",
     "options_from_query",
     "parse_url",
@@ -129,9 +128,3 @@ def check_options(options: dict[str, object]) -> None:
             f"unknown SQLite store option(s) {', '.join(sorted(map(repr, unknown)))} "
             f"(known: {', '.join(sorted(OPTIONS))})"
         )
-
-
-def check_max_messages(max_messages: int | None) -> None:
-    """``max_messages`` is ``None`` or a positive row count."""
-    if max_messages is not None:
-        check_limit(None, "max_messages", max_messages, 1, 2**62)

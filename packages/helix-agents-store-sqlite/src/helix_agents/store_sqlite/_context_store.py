@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Protocol, TypeVar
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 from helix_agents.core import ValidationError, check_id, coerce
 from helix_agents.core.context import (
@@ -30,6 +31,7 @@ from ._rows import load_session
 __all__ = ["ContextMethods"]
 
 _T = TypeVar("_T")
+_P = ParamSpec("_P")
 
 
 class _Hops(Protocol):
@@ -41,9 +43,21 @@ class _Hops(Protocol):
 
     def _db(self, db: Database | None, sid: str | None) -> Database: ...
 
-    async def _write(self, sid: str | None, op: Callable[..., _T], *args: Any) -> _T: ...
+    async def _write(
+        self,
+        sid: str | None,
+        op: Callable[Concatenate[sqlite3.Connection, _P], _T],
+        *args: _P.args,
+        **kwargs: _P.kwargs,
+    ) -> _T: ...
 
-    async def _read(self, sid: str | None, op: Callable[..., _T], *args: Any) -> _T: ...
+    async def _read(
+        self,
+        sid: str | None,
+        op: Callable[Concatenate[sqlite3.Connection, _P], _T],
+        *args: _P.args,
+        **kwargs: _P.kwargs,
+    ) -> _T: ...
 
     async def _checked(self, session_id: str, check: Callable[[], _T]) -> _T: ...
 

@@ -112,7 +112,7 @@ class Database:
         self.path = path
         self._open = True
         # aiosqlite has no public call for running a function on its thread;
-        # ``_execute(fn, *args)`` is that call in every release from the 0.20 floor on.
+        # ``_execute(fn, *args)`` is that call in the range pyproject.toml pins (0.22.x).
         self._execute = cast(Callable[..., Awaitable[Any]], conn._execute)
 
     @classmethod

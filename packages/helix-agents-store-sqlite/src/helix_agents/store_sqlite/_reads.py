@@ -16,18 +16,22 @@ from helix_agents.core import (
     MessagePage,
     PageOrder,
     PendingApproval,
-    SessionNotFoundError,
     SessionsPage,
     SessionSummary,
     StoredContextItem,
     ValidationError,
     check_id,
-    check_limit,
-    decode_message_cursor,
-    encode_message_cursor,
     encode_sessions_cursor,
     parse_message_json,
     undelivered_in_order,
+)
+from helix_agents.core.errors import session_not_found
+from helix_agents.core.limits import (
+    MAX_COUNT,
+    check_page_args,
+    check_tail_limit,
+    next_page_cursor,
+    page_window,
 )
 
 from ._rows import SessionRow, from_us, load_session, to_us
@@ -68,13 +72,13 @@ def messages(db: sqlite3.Connection, sid: str, limit: int | None) -> list[Messag
     refused = None
     if limit is not None:
         try:
-            check_limit(sid, "limit", limit, 0, 2**62)
+            check_tail_limit(sid, limit)
         except ValidationError as exc:
             # Raised below, once the session is known to exist: the reference store's order.
             refused, limit = exc, 0
-    found = db.execute(_LAST_ROWS, (2**62 if limit is None else limit, sid)).fetchall()
+    found = db.execute(_LAST_ROWS, (MAX_COUNT if limit is None else limit, sid)).fetchall()
     if not found:
-        raise SessionNotFoundError(f"session {sid!r} not found", session_id=sid)
+        raise session_not_found(sid)
     if refused is not None:
         raise refused
     return [parse_message_json(body) for (body,) in found if body is not None]
@@ -85,23 +89,11 @@ def page(
 ) -> MessagePage:
     """One page of rows in ``order`` (MSG-3)."""
     row = load_session(db, sid)
-    check_limit(sid, "limit", limit, 1, 500)
-    if order not in ("asc", "desc"):
-        raise ValidationError(
-            f"session {sid!r}: order {order!r} is not 'asc' or 'desc'", session_id=sid
-        )
-    start = None if cursor is None else decode_message_cursor(sid, order, cursor)
+    start = check_page_args(sid, limit, cursor, order)
     first, count = row.first_index, row.message_count
-    if order == "asc":
-        lo = max(first, start if start is not None else first)
-        hi = min(count, lo + limit)
-        more, nxt = hi < count, hi
-    else:
-        hi = min(count, start if start is not None else count)
-        lo = max(first, hi - limit)
-        more, nxt = lo > first, lo
+    lo, hi = page_window(order, start, limit, first, count)
     rows = _rows_from(db, sid, lo, hi, desc=order == "desc") if lo < hi else []
-    next_cursor = encode_message_cursor(sid, order, nxt) if more else None
+    next_cursor = next_page_cursor(sid, order, lo, hi, first, count)
     return MessagePage(messages=tuple(rows), next_cursor=next_cursor)
 
 

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from helix_agents.core import (
-    ApprovalNotFoundError,
     ApprovalResolution,
     Checkpoint,
     LateAnswer,
@@ -25,6 +24,7 @@ from helix_agents.core import (
     coerce,
     coerce_all,
 )
+from helix_agents.core.errors import approval_not_found
 
 from ._rows import Clock, SessionRow, dump_model, load_session, to_us, touch
 
@@ -102,7 +102,7 @@ def resolve(db: sqlite3.Connection, sid: str, approval_id: str, clock: Clock) ->
         (sid, approval_id),
     ).fetchone()
     if found is None:
-        raise ApprovalNotFoundError(f"session {sid!r}: no approval {approval_id!r}", session_id=sid)
+        raise approval_not_found(sid, approval_id)
     if found[0]:
         return "already-resolved"
     db.execute(

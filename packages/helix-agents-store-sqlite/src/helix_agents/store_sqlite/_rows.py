@@ -10,7 +10,8 @@ from typing import Any
 
 import pydantic
 
-from helix_agents.core import RunInfo, SessionInfo, SessionNotFoundError, next_activity
+from helix_agents.core import RunInfo, SessionInfo, next_activity
+from helix_agents.core.errors import session_not_found
 
 __all__ = [
     "Clock",
@@ -124,7 +125,7 @@ def load_session(db: sqlite3.Connection, session_id: str) -> SessionRow:
     """The session's row; :class:`SessionNotFoundError` if it does not exist."""
     row = find_session(db, session_id)
     if row is None:
-        raise SessionNotFoundError(f"session {session_id!r} not found", session_id=session_id)
+        raise session_not_found(session_id)
     return row
 
 

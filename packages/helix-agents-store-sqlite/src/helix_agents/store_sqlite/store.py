@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sqlite3
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Concatenate, ParamSpec, Self, TypeVar
 
 from helix_agents.core import (
     ApprovalResolution,
@@ -33,25 +34,23 @@ from helix_agents.core import (
     ValidationError,
     check_checkpoint_ids,
     check_id,
-    check_limit,
     check_new_session,
     check_scope,
     checkpoint_range,
     decode_sessions_cursor,
 )
+from helix_agents.core.clock import utcnow
+from helix_agents.core.limits import check_listing_first, check_max_messages
 
 from . import _checkpoint_pages, _commit, _edits, _reads, _records, _scoped, _writes
-from ._config import SQLiteConfig, Synchronous, check_max_messages
+from ._config import SQLiteConfig, Synchronous
 from ._context_store import ContextMethods
 from ._db import Database
 
 __all__ = ["SQLiteStateStore"]
 
 _T = TypeVar("_T")
-
-
-def _utcnow() -> datetime:
-    return datetime.now(UTC)
+_P = ParamSpec("_P")
 
 
 class SQLiteStateStore(ContextMethods, SessionHandles):
@@ -73,7 +72,7 @@ class SQLiteStateStore(ContextMethods, SessionHandles):
         max_messages: int | None = None,
         busy_timeout: float = 5.0,
         synchronous: Synchronous = "NORMAL",
-        clock: Callable[[], datetime] = _utcnow,
+        clock: Callable[[], datetime] = utcnow,
     ) -> None:
         check_max_messages(max_messages)
         try:
@@ -130,14 +129,34 @@ class SQLiteStateStore(ContextMethods, SessionHandles):
             check_id(sid, "session_id")
         return db
 
-    async def _write(self, sid: str | None, op: Callable[..., _T], *args: Any) -> _T:
-        return await self._db(self._writer, sid).write(lambda db: op(db, *args), sid)
+    # The three hops share a signature on purpose: ParamSpec checks each call's
+    # arguments against ``op``, which one generic hop taking the mode could not name.
+    async def _write(
+        self,
+        sid: str | None,
+        op: Callable[Concatenate[sqlite3.Connection, _P], _T],
+        *args: _P.args,
+        **kwargs: _P.kwargs,
+    ) -> _T:
+        return await self._db(self._writer, sid).write(lambda db: op(db, *args, **kwargs), sid)
 
-    async def _read(self, sid: str | None, op: Callable[..., _T], *args: Any) -> _T:
-        return await self._db(self._reader, sid).read(lambda db: op(db, *args), sid)
+    async def _read(
+        self,
+        sid: str | None,
+        op: Callable[Concatenate[sqlite3.Connection, _P], _T],
+        *args: _P.args,
+        **kwargs: _P.kwargs,
+    ) -> _T:
+        return await self._db(self._reader, sid).read(lambda db: op(db, *args, **kwargs), sid)
 
-    async def _query(self, sid: str | None, op: Callable[..., _T], *args: Any) -> _T:
-        return await self._db(self._reader, sid).query(lambda db: op(db, *args), sid)
+    async def _query(
+        self,
+        sid: str | None,
+        op: Callable[Concatenate[sqlite3.Connection, _P], _T],
+        *args: _P.args,
+        **kwargs: _P.kwargs,
+    ) -> _T:
+        return await self._db(self._reader, sid).query(lambda db: op(db, *args, **kwargs), sid)
 
     # Sessions
 
@@ -181,7 +200,7 @@ class SQLiteStateStore(ContextMethods, SessionHandles):
         """A user's sessions, most recent activity first, ties by id."""
         self._db(self._reader, None)
         check_id(user_id, "user_id")
-        check_limit(None, "first", first, 1, 500)
+        check_listing_first(first)
         after = None if cursor is None else decode_sessions_cursor(user_id, cursor)
         return await self._read(None, _reads.sessions_page, user_id, first, after)
 

@@ -1,8 +1,6 @@
--- pop_messages. ARGV[5..7]: count (1..500, checked by the client), has fence,
--- fence run id. Removes the newest rows retention kept (core.pop_keep) and what
+-- pop_messages. Named ARGV slots: POP of _schema.py (want, fenced, fence). Removes the newest rows retention kept (core.pop_keep) and what
 -- hung on them, as a truncate does. Landed: {'ok', activity, user index key,
 -- the removed rows joined by newlines}; nothing to remove: {'none'}, no write.
-local want, fenced, fence = tonumber(ARGV[5]), ARGV[6] == '1', ARGV[7]
 if redis.call('EXISTS', META) == 0 then
   return {'session_not_found'}
 end

@@ -1,5 +1,4 @@
--- truncate_messages. ARGV[5..]: keep, has fence, fence run id.
-local keep, fenced, fence = tonumber(ARGV[5]), ARGV[6] == '1', ARGV[7]
+-- truncate_messages. Named ARGV slots: TRUNCATE of _schema.py (keep, fenced, fence).
 if redis.call('EXISTS', META) == 0 then
   return {'session_not_found'}
 end

@@ -1,4 +1,5 @@
-"""PostgreSQL servers the tests start from local binaries: plain, with passwords, with TLS.
+"""Finding PostgreSQL for the tests, and servers they start from local binaries: plain,
+with passwords, with TLS.
 
 PostgreSQL refuses to run as root; as root the server runs as the ``postgres``
 OS user. A test can freeze a whole server (``SIGSTOP`` to the postmaster and
@@ -16,19 +17,42 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
-import psycopg
 import pytest
 
-__all__ = ["Server", "TLSFiles", "answers", "free_port", "start_server", "wait_for"]
+from helix_agents.core import redact_url
+
+from ._docker import in_container
+from ._search import Outcome, Search, Step, search
+
+__all__ = [
+    "POSTGRES_ENV",
+    "POSTGRES_URLS",
+    "Server",
+    "TLSFiles",
+    "answers",
+    "find_postgres",
+    "free_port",
+    "start_server",
+    "wait_for",
+]
+
+POSTGRES_ENV = "HELIX_POSTGRES_URL"
+POSTGRES_URLS = (
+    "postgresql://127.0.0.1:5432/postgres",
+    "postgresql://postgres@127.0.0.1:5432/postgres",
+)
 
 
 def answers(url: str) -> bool:
     """Whether a PostgreSQL server answers at ``url``."""
+    import psycopg
+
     try:
         with psycopg.connect(url, connect_timeout=3) as conn:
             conn.execute("SELECT 1")
@@ -146,23 +170,28 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def _initdb() -> Path | None:
-    found = shutil.which("initdb") or next(
-        iter(sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), reverse=True)), None
-    )
+def _initdb(path: str | None = None) -> Path | None:
+    """The directory of ``initdb``: on ``path`` (default ``$PATH``, then Debian's
+    ``/usr/lib/postgresql/*/bin``)."""
+    found = shutil.which("initdb", path=path)
+    if found is None and path is None:
+        found = next(
+            iter(sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), reverse=True)), None
+        )
     return None if found is None else Path(found).parent
 
 
 @contextlib.contextmanager
 def start_server(
-    *, password: str | None = None, tls: TLSFiles | None = None
+    *, password: str | None = None, tls: TLSFiles | None = None, path: str | None = None
 ) -> Iterator[Server | None]:
     """A server on a free loopback port, or ``None`` without binaries to start one.
 
     With ``password``, TCP connections authenticate with SCRAM as ``postgres``
     (the Unix socket stays trusted); with ``tls``, the server offers TLS.
+    ``path`` is where to look for ``initdb`` (see :func:`find_postgres`).
     """
-    bindir, prefix = _initdb(), as_postgres_user()
+    bindir, prefix = _initdb(path), as_postgres_user()
     if bindir is None or prefix is None:
         yield None
         return
@@ -206,3 +235,50 @@ def start_server(
         proc.terminate()
         proc.wait(30)
         shutil.rmtree(base, ignore_errors=True)
+
+
+def _from_env(stack: ExitStack) -> Outcome:
+    url = os.environ.get(POSTGRES_ENV)
+    if not url:
+        return Outcome(None, "not set")
+    if answers(url):
+        return Outcome(url)
+    return Outcome(None, f"{redact_url(url)} does not answer", final=True)
+
+
+def find_postgres(
+    stack: ExitStack,
+    *,
+    local_urls: Sequence[str] = POSTGRES_URLS,
+    path: str | None = None,
+    docker: bool = True,
+) -> Search:
+    """A PostgreSQL server the tests may create schemas in, found in the order of
+    CONTRIBUTING.md: ``$HELIX_POSTGRES_URL`` (used alone when set), ``local_urls``,
+    a server started from the binaries on ``path``, a Docker container.
+
+    What it starts is stopped when ``stack`` closes.
+    """
+
+    def local(stack: ExitStack) -> Outcome:
+        url = next((url for url in local_urls if answers(url)), None)
+        return Outcome(url, "nothing answers")
+
+    def binaries(stack: ExitStack) -> Outcome:
+        if _initdb(path) is None:
+            where = "$PATH" if path is None else path
+            return Outcome(None, f"no initdb on {where} (Debian: apt install postgresql)")
+        if as_postgres_user() is None:
+            return Outcome(None, "running as root without a postgres OS user to run it as")
+        server = stack.enter_context(start_server(path=path))
+        return Outcome(None if server is None else server.url, "did not start")
+
+    ports = ", ".join(sorted({urlsplit(u).netloc.rpartition("@")[2] for u in local_urls}))
+    steps: list[tuple[str, Step]] = [
+        (f"${POSTGRES_ENV}", _from_env),
+        (f"local server ({ports or 'none'})", local),
+        ("local binaries", binaries),
+    ]
+    if docker:
+        steps.append(("Docker", lambda stack: in_container("postgres", stack)))
+    return search("PostgreSQL", steps, stack)

@@ -1,0 +1,61 @@
+"""The schema of a Postgres store, for tools: where a URL points, and the migrations a
+schema lacks, read without applying them (``helix-store migrate`` uses these)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+from psycopg import AsyncConnection
+from psycopg.rows import tuple_row
+
+from ._config import split_url, valid_schema
+from ._errors import wrap_driver_error
+from ._migrations import check_applied, function_files, migrations, read_applied, read_functions
+
+__all__ = ["conninfo_and_schema", "migration_names", "pending_migrations"]
+
+
+def conninfo_and_schema(url: str) -> tuple[str, str]:
+    """The libpq URL a ``postgresql://`` store URL connects with (the store's own query
+    options taken out) and the schema it keeps its tables in (``?schema=``, else ``public``).
+
+    A malformed URL, option or schema is a :class:`~helix_agents.core.ValidationError`
+    that never shows the password.
+    """
+    conninfo, options = split_url(url)
+    return conninfo, valid_schema(options.get("schema", "public"))
+
+
+def migration_names() -> list[str]:
+    """The migrations this package ships (``0001_initial.sql``, …), by version, then its
+    function files (``functions/commit.sql``, …), which are re-applied when they change."""
+    return [m.name for m in migrations()] + [f"functions/{f.name}" for f in function_files()]
+
+
+async def pending_migrations(conn: AsyncConnection[Any], schema: str = "public") -> list[str]:
+    """The shipped migrations ``schema`` lacks (every one for a schema that does not exist),
+    then the function files it has not got in their shipped text, named as by
+    :func:`migration_names`.
+
+    Reads only. Raises :class:`~helix_agents.store_postgres.MigrationError` for a
+    schema migrated by a newer package or whose applied migration changed, as
+    opening a store would; a driver error is a ``StoreUnavailableError``.
+    """
+    schema = valid_schema(schema)
+    try:
+        async with conn.cursor(row_factory=tuple_row) as cur:
+            applied = await read_applied(cur, schema)
+            recorded = await read_functions(cur, schema) or {}
+    except psycopg.Error as exc:
+        raise wrap_driver_error(
+            exc,
+            what=f"reading the migrations of schema {schema!r}",
+            session_id=None,
+            sent_write=False,
+            broken=conn.broken,
+        ) from exc
+    pending = [m.name for m in check_applied(schema, applied)]
+    return pending + [
+        f"functions/{f.name}" for f in function_files() if recorded.get(f.name) != f.checksum
+    ]
