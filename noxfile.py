@@ -16,6 +16,7 @@ nox.options.sessions = [
     "cli",
     "openai_agents",
     "repo",
+    "adk",
 ]
 
 BACKENDS = {
@@ -69,6 +70,11 @@ def openai_agents(session: nox.Session) -> None:
 def repo(session: nox.Session) -> None:
     """The repository's own tests: the docs site, its code blocks, the release builds."""
     uv_run(session, "pytest", "repo_tests", *session.posargs)
+
+
+def adk(session: nox.Session) -> None:
+    """The Google ADK session service: ADK's contract restated, on ADK's own and on ours."""
+    uv_run(session, "pytest", "packages/helix-agents-adk", *session.posargs)
 
 
 @nox.session

@@ -59,6 +59,10 @@ class Settings:
     """Samples of each context-store operation per backend."""
     runner_turns: int = 300
     """Agents SDK runner turns per repetition and session (the ``runner`` phase)."""
+    adk_events: int = 500
+    """Events appended to the one ADK session of each service (the ``adk`` phase)."""
+    adk_ops: int = 100
+    """Samples of each ADK ``get_session`` read per service."""
 
     @classmethod
     def quick(cls) -> Settings:
@@ -76,6 +80,8 @@ class Settings:
             checkpoint_ops=60,
             context_ops=5,
             runner_turns=100,
+            adk_events=100,
+            adk_ops=20,
         )
 
     @classmethod

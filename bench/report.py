@@ -133,6 +133,21 @@ def _growth(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _adk(results: dict[str, Any]) -> list[str]:
+    found: dict[str, Any] = results.get("adk", {})
+    if not found:
+        return []
+    events = results.get("settings", {}).get("adk_events", "?")
+    head = ["server", "service", "operation", f"p50 / p99 ms, a session of {events} events"]
+    rows = [
+        [server, name, op, *_cells({"": cell})]
+        for server, services in found.items()
+        for name, ops in services.items()
+        for op, cell in ops.items()
+    ]
+    return _table(head, rows)
+
+
 def _checkpoint_growth(results: dict[str, Any]) -> list[str]:
     found: dict[str, Any] = results.get("checkpoints", {})
     if not found:
@@ -229,6 +244,9 @@ def render(results: dict[str, Any]) -> str:
         "### LangGraph checkpoints on a long thread",
         "",
         *_checkpoint_growth(results),
+        "### Google ADK sessions (`append_event`, `get_session`)",
+        "",
+        *_adk(results),
         "### Concurrency",
         "",
         *_concurrency(results),

@@ -9,6 +9,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from .adk import measure_adk
 from .checkpoints import measure_checkpoints
 from .concurrency import measure_concurrency
 from .conditions import conditions
@@ -26,7 +27,7 @@ __all__ = ["PHASES", "run"]
 
 log = logging.getLogger("bench")
 
-PHASES = ("turns", "runner", "growth", "concurrency", "checkpoints", "context")
+PHASES = ("turns", "runner", "growth", "concurrency", "checkpoints", "context", "adk")
 _OURS = ("memory", "sqlite", "postgres", "redis")
 
 
@@ -122,6 +123,7 @@ async def run(settings: Settings, servers: Servers, phases: tuple[str, ...]) -> 
         "checkpoints": {},
         "context": {},
         "runner": [],
+        "adk": {},
     }
     workdir = Path(tempfile.mkdtemp(prefix="helixbench-"))
     try:
@@ -134,6 +136,8 @@ async def run(settings: Settings, servers: Servers, phases: tuple[str, ...]) -> 
                 await _per_backend(settings, servers, workdir, out, phase)
         if "checkpoints" in phases:
             await _checkpoints(settings, servers, workdir, out)
+        if "adk" in phases:
+            out["adk"] = await measure_adk(settings, servers, workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     out["meta"].update(await conditions(servers, "end"))

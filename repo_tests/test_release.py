@@ -60,6 +60,7 @@ assert not [m for m in ("aiosqlite", "psycopg", "redis") if importlib.util.find_
     "helix-agents-contract": "from helix_agents.contract import SessionStoreContract",
     "helix-agents-langgraph": "from helix_agents.langgraph import HelixCheckpointSaver",
     "helix-agents-openai-agents": "from helix_agents.openai_agents import HelixSession",
+    "helix-agents-adk": "from helix_agents.adk import HelixSessionService",
     "helix-agents-cli": "from helix_agents.cli import app",
 }
 

@@ -34,6 +34,7 @@ TABLES = {
     "__agents_compactions",
     "__agents_archive",
     "__agents_preserved",
+    "__agents_scoped_state",
     "__agents_migrations",
     "__agents_functions",
 }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 
 import anyio
@@ -18,6 +18,7 @@ from helix_agents.core import (
     LateAnswerDelivery,
     MessageCommit,
     PendingApproval,
+    ScopedStateDelta,
     SessionNotFoundError,
     StartRun,
     StoredContextItem,
@@ -71,6 +72,19 @@ async def fill_every_key(store: RedisStateStore, sid: str, user_id: str) -> None
     await store.record_compaction(sid, Compaction(boundary=1, summary="s"))
     more = tuple(ChatMessage(role="user", content=f"m{i}") for i in range(3))
     await store.append_messages(sid, MessageCommit(messages=more, fence_run_id="r1"))
+    # Scoped state: the session's map, a seal (an app map settled), and a journal entry
+    # whose roll-forward never ran (the process died after the commit).
+    own = ScopedStateDelta(scope="session", changes={"s": 1})
+    app = ScopedStateDelta(scope="app", owner="settled", changes={"a": 1})
+    await store.append_messages(sid, MessageCommit(scoped_state=(own, app)))
+    store._settle = _never  # type: ignore[method-assign]
+    user = ScopedStateDelta(scope="user", owner="pending", changes={"p": 1})
+    await store.append_messages(sid, MessageCommit(scoped_state=(user,)))
+    del store._settle
+
+
+async def _never(session_id: str, tokens: Mapping[str, str]) -> None:
+    """A roll-forward that never happens."""
 
 
 async def key_ttls(store: RedisStateStore, sid: str) -> dict[str, int]:

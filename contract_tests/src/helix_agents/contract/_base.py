@@ -49,13 +49,16 @@ class Capabilities:
     * ``handles`` — the store has ``session(id)`` and ``sessions(user_id)``
       (core's ``SessionHandles`` mixin; HND-2);
     * ``clock`` — the store stamps its writes with the factory's ``clock=``
-      option (the rules on equal activity times, SES-6 and SES-7).
+      option (the rules on equal activity times, SES-6 and SES-7);
+    * ``scoped_state`` — commits carry app, user and session state and
+      ``get_scoped_state`` reads it (docs/scoped-state.md; SCS-1..5).
     """
 
     retention: bool = True
     shared_instances: bool = True
     handles: bool = True
     clock: bool = True
+    scoped_state: bool = True
 
 
 def backend_unavailable(reason: str) -> NoReturn:

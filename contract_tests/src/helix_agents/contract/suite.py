@@ -27,6 +27,7 @@ from .rules_queues import QueueRules
 from .rules_records import RecordRules
 from .rules_runs import RunRules
 from .rules_scale import ScaleRules
+from .rules_scoped import ScopedStateRules
 from .rules_sessions import SessionRules
 
 __all__ = ["SessionStoreContract"]
@@ -49,6 +50,7 @@ class SessionStoreContract(
     InputRules,
     ArgumentRules,
     CheckpointPageRules,
+    ScopedStateRules,
     ContractBase,
 ):
     """The contract suite of SPEC §6: one test per rule id, plus the state machine.

@@ -76,6 +76,8 @@ from .models import (
     RecordResult,
     RunInfo,
     RunStatus,
+    Scope,
+    ScopedStateDelta,
     SessionInfo,
     SessionsPage,
     SessionSummary,
@@ -112,6 +114,7 @@ from .runtime import (
     late_answer_notice,
     lower_context_rows,
 )
+from .scoped import MAX_SCOPED_KEYS, check_scope, check_scoped_deltas, merge_deltas
 from .urls import redact_url
 
 __all__ = [
@@ -120,6 +123,7 @@ __all__ = [
     "MAX_CHECKPOINT_PAGE",
     "MAX_ID_BYTES",
     "MAX_INT_DIGITS",
+    "MAX_SCOPED_KEYS",
     "MAX_JSON_DEPTH",
     "MAX_POP",
     "ApprovalNotFoundError",
@@ -151,6 +155,8 @@ __all__ = [
     "RunInfo",
     "RunStatus",
     "RunSupersededError",
+    "Scope",
+    "ScopedStateDelta",
     "SessionExistsError",
     "SessionHandle",
     "SessionHandles",
@@ -180,6 +186,8 @@ __all__ = [
     "check_limit",
     "check_new_session",
     "check_record",
+    "check_scope",
+    "check_scoped_deltas",
     "check_text",
     "check_pop_count",
     "check_replace",
@@ -194,6 +202,7 @@ __all__ = [
     "decode_sessions_cursor",
     "deliver_context_items",
     "deliver_late_answer_notices",
+    "merge_deltas",
     "dump_message",
     "dump_message_json",
     "encode_message_cursor",

@@ -46,7 +46,16 @@ MAX_INT_DIGITS = 600
 
 # Fields of the public models that stores index or key by: these take check_id.
 _ID_FIELDS = frozenset(
-    {"approval_id", "call_id", "checkpoint_id", "commit_id", "fence_run_id", "key", "run_id"}
+    {
+        "approval_id",
+        "call_id",
+        "checkpoint_id",
+        "commit_id",
+        "fence_run_id",
+        "key",
+        "owner",
+        "run_id",
+    }
 )
 _INT_BOUND = 10**MAX_INT_DIGITS
 _SURROGATE = re.compile("[\ud800-\udfff]")

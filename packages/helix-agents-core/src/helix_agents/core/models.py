@@ -22,6 +22,8 @@ __all__ = [
     "RecordResult",
     "RunInfo",
     "RunStatus",
+    "Scope",
+    "ScopedStateDelta",
     "SessionInfo",
     "SessionSummary",
     "SessionsPage",
@@ -33,6 +35,8 @@ RunStatus: TypeAlias = Literal["live", "completed", "failed", "cancelled", "awai
 """The state of a session's current run."""
 PageOrder: TypeAlias = Literal["asc", "desc"]
 """The order of a page of rows: oldest first or newest first."""
+Scope: TypeAlias = Literal["app", "user", "session"]
+"""Whose map a scoped-state delta changes: an app's, a user's or a session's."""
 ApprovalResolution: TypeAlias = Literal["resolved", "already-resolved"]
 """What resolving an approval did: resolved it now, or found it resolved before."""
 # Ids and counts are taken as given: bytes, bools, floats and numeric strings are
@@ -83,6 +87,18 @@ class LateAnswerDelivery(_Value):
     row_offset: StrictInt
 
 
+class ScopedStateDelta(_Value):
+    """Keys to set in the ``(scope, owner)`` map, atomically with the commit.
+
+    ``owner`` names the ``app`` or ``user`` map; a ``session`` delta has none: it is the
+    commit's own session.
+    """
+
+    scope: Scope
+    owner: Id | None = None
+    changes: JsonObject
+
+
 class MessageCommit(_Value):
     """Rows to append, with the checks and deliveries that land atomically with them."""
 
@@ -93,6 +109,7 @@ class MessageCommit(_Value):
     deliver_context_items: tuple[ContextItemDelivery, ...] = ()
     deliver_late_answers: tuple[LateAnswerDelivery, ...] = ()
     commit_id: Id | None = None
+    scoped_state: tuple[ScopedStateDelta, ...] = ()
 
 
 class CommitResult(_Value):

@@ -18,6 +18,7 @@ from .models import (
     PendingApproval,
     RecordResult,
     RunStatus,
+    Scope,
     SessionInfo,
     SessionsPage,
     StoredContextItem,
@@ -83,6 +84,12 @@ class SessionStateStore(Protocol):
         self, user_id: str, *, first: int = 20, cursor: str | None = None
     ) -> SessionsPage:
         """A user's sessions, most recent activity first, ties by id."""
+        ...
+
+    # Scoped state (docs/scoped-state.md)
+
+    async def get_scoped_state(self, scope: Scope, owner: str) -> JsonObject:
+        """The ``(scope, owner)`` map (``{}`` if never written); a ``session`` owner must exist."""
         ...
 
     # Rows

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
@@ -33,6 +33,7 @@ from .models import (
     RunStatus,
     StoredContextItem,
 )
+from .scoped import check_scoped_deltas, merge_deltas
 
 __all__ = [
     "CommitPlan",
@@ -91,6 +92,8 @@ class CommitPlan:
     context_deliveries: Sequence[tuple[str, int]]
     late_deliveries: Sequence[tuple[str, int]]
     result: CommitResult
+    # (scope, owner) -> keys to set, folded from the commit's deltas (docs/scoped-state.md).
+    scoped_state: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
 
 
 def coerce(model: type[_M], value: Any, session_id: str | None = None) -> _M:
@@ -137,6 +140,7 @@ def check_commit(
         return state.replay.model_copy(update={"replayed": True})
 
     assert_delivery_offsets(session_id, commit)
+    check_scoped_deltas(session_id, commit.scoped_state)
     start = commit.start_run
     if start is not None:
         if start.rewind_to is not None and start.rewind_to > state.message_count:
@@ -195,6 +199,7 @@ def check_commit(
         context_deliveries=[(d.key, base + d.row_offset) for d in commit.deliver_context_items],
         late_deliveries=[(d.call_id, base + d.row_offset) for d in commit.deliver_late_answers],
         result=CommitResult(first_index=base, message_count=base + len(commit.messages)),
+        scoped_state=merge_deltas(session_id, commit.scoped_state),
     )
 
 

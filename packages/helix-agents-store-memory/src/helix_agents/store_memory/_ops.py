@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from datetime import datetime
 
 from helix_agents.core import (
@@ -15,7 +16,7 @@ from helix_agents.core import (
     reopen_on_truncate,
 )
 
-from ._state import SessionData
+from ._state import MemoryData, SessionData
 
 __all__ = ["apply_plan", "commit_state", "cut_rows", "retain"]
 
@@ -63,9 +64,9 @@ def cut_rows(session: SessionData, keep: int) -> None:
 
 
 def apply_plan(
-    session: SessionData, plan: CommitPlan, commit_id: str | None, now: datetime
+    data: MemoryData, session: SessionData, plan: CommitPlan, commit_id: str | None, now: datetime
 ) -> None:
-    """Write a checked commit: rewind, run start, rows, deliveries, commit id."""
+    """Write a checked commit: rewind, run start, rows, deliveries, scoped state, commit id."""
     if plan.rewind_to is not None:
         cut_rows(session, plan.rewind_to)
     if plan.run_id is not None:
@@ -78,6 +79,13 @@ def apply_plan(
         session.items[key] = (session.items[key][0], index)
     for key, index in plan.late_deliveries:
         session.late[key] = (session.late[key][0], index)
+    for (scope, owner), changes in plan.scoped_state.items():
+        fresh = copy.deepcopy(dict(changes))
+        if scope == "session":
+            session.scoped.update(fresh)
+            continue
+        with data.scoped_lock:
+            data.scoped.setdefault((scope, owner), {}).update(fresh)
     if commit_id is not None:
         session.commits[commit_id] = plan.result
 

@@ -58,6 +58,8 @@ class SessionData:
     checkpoints: dict[str, Checkpoint] = field(default_factory=dict)
     commits: dict[str, CommitResult] = field(default_factory=dict)
     context: ContextData = field(default_factory=ContextData)
+    # The session's scoped-state map (docs/scoped-state.md); app and user maps are shared.
+    scoped: dict[str, Any] = field(default_factory=dict)
 
     @property
     def message_count(self) -> int:
@@ -70,3 +72,6 @@ class MemoryData:
 
     sessions: dict[str, SessionData] = field(default_factory=dict)
     listing: Listing = field(default_factory=Listing)
+    # app and user maps by (scope, owner), written under ``scoped_lock``.
+    scoped: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    scoped_lock: threading.Lock = field(default_factory=threading.Lock)

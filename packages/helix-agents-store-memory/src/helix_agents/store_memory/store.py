@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -24,6 +25,7 @@ from helix_agents.core import (
     PendingApproval,
     RecordResult,
     RunStatus,
+    Scope,
     SessionExistsError,
     SessionHandles,
     SessionInfo,
@@ -44,6 +46,7 @@ from helix_agents.core import (
     check_pop_count,
     check_replace,
     check_replace_state,
+    check_scope,
     checkpoint_range,
     coerce,
     coerce_all,
@@ -189,6 +192,7 @@ class MemoryStateStore(ContextMethods, SessionHandles):
             for table in (s.items, s.late, s.approvals, s.checkpoints, s.commits):
                 table.clear()
             s.context = ContextData()
+            s.scoped.clear()
             s.resolved.clear()
             if s.current_run is not None and s.current_run.status == "live":
                 s.current_run = s.current_run.model_copy(
@@ -255,10 +259,20 @@ class MemoryStateStore(ContextMethods, SessionHandles):
             if isinstance(outcome, CommitResult):
                 return outcome
             now = self._clock()
-            apply_plan(session, outcome, commit.commit_id, now)
+            apply_plan(self.data, session, outcome, commit.commit_id, now)
             retain(session, self.max_messages)
             self._touch(session)
             return outcome.result
+
+    async def get_scoped_state(self, scope: Scope, owner: str) -> JsonObject:
+        """The ``(scope, owner)`` map (``{}`` if never written); a ``session`` owner must exist."""
+        self._check_open()
+        check_scope(None, scope, owner)
+        if scope == "session":
+            with self._session(owner) as session:
+                return copy.deepcopy(session.scoped)
+        with self.data.scoped_lock:
+            return copy.deepcopy(self.data.scoped.get((scope, owner), {}))
 
     async def get_messages(self, session_id: str, *, limit: int | None = None) -> list[Message]:
         """Rows oldest first; ``limit`` keeps the last N."""
@@ -345,7 +359,7 @@ class MemoryStateStore(ContextMethods, SessionHandles):
             )
             result = CommitResult(first_index=keep, message_count=keep + len(rows))
             plan = CommitPlan(keep, None, rows, (), (), result)
-            apply_plan(session, plan, None, self._clock())
+            apply_plan(self.data, session, plan, None, self._clock())
             retain(session, self.max_messages)
             self._touch(session)
             return result

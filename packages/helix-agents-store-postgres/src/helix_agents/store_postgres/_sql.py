@@ -26,7 +26,8 @@ class Statements:
 
     # Writes: server-side functions returning JSON (a result or a refusal).
     commit: bytes = (
-        b"SELECT {s}.__agents_commit(%s::text, %s::jsonb, %s::jsonb, %s, %s::bigint)::text"
+        b"SELECT {s}.__agents_commit_scoped(%s::text, %s::jsonb, %s::jsonb, %s, %s::bigint,"
+        b" %s::jsonb)::text"
     )
     truncate: bytes = b"SELECT {s}.__agents_truncate(%s::text, %s::bigint, %s::text, %s)::text"
     pop: bytes = b"SELECT {s}.__agents_pop(%s::text, %s::bigint, %s::text, %s)::text"
@@ -48,14 +49,14 @@ class Statements:
         b"SELECT {s}.__agents_save_checkpoint(%s::text, %s::text, %s::bigint,"
         b" %s::timestamptz, %s::jsonb, %s::text, %s)::text"
     )
-    clear: bytes = b"SELECT {s}.__agents_clear_all(%s::text, %s)::text"
+    clear: bytes = b"SELECT {s}.__agents_clear_scoped(%s::text, %s)::text"
     clone: bytes = b"SELECT {s}.__agents_clone(%s::text, %s::text, %s::bigint, %s)::text"
     create: bytes = (
         b"INSERT INTO {s}.__agents_sessions"
         b" (session_id, user_id, created_at, last_activity_at, metadata)"
         b" VALUES (%s, %s, %s, %s, %s::jsonb) ON CONFLICT DO NOTHING RETURNING 1"
     )
-    delete: bytes = b"SELECT {s}.__agents_delete(%s::text)"
+    delete: bytes = b"SELECT {s}.__agents_delete_scoped(%s::text)"
 
     # Reads.
     session: bytes = (
@@ -73,6 +74,16 @@ class Statements:
         b" OR x.last_activity_at < %(at)s"
         b" OR (x.last_activity_at = %(at)s AND x.session_id > %(id)s::text))"
         b" ORDER BY x.last_activity_at DESC, x.session_id LIMIT %(limit)s"
+    )
+    scoped_state: bytes = (
+        b"SELECT coalesce(jsonb_object_agg(key, value), '{}')::text"
+        b" FROM {s}.__agents_scoped_state WHERE scope = %s AND owner = %s"
+    )
+    session_state: bytes = (
+        b"SELECT (SELECT coalesce(jsonb_object_agg(key, value), '{}')"
+        b"  FROM {s}.__agents_scoped_state WHERE scope = 'session' AND owner = x.session_id)::text "
+        + _SESSION_ROW.encode()
+        + b"WHERE x.session_id = %s"
     )
     # A PL/pgSQL function, so that the plan of the read is kept (functions/reads.sql).
     messages: bytes = (

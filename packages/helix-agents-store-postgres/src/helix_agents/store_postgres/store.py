@@ -8,11 +8,13 @@ from typing import Any
 from helix_agents.core import (
     CommitResult,
     CommitState,
+    JsonObject,
     Message,
     MessageCommit,
     MessagePage,
     PageOrder,
     RunStatus,
+    Scope,
     SessionHandles,
     ValidationError,
     assert_fence,
@@ -20,8 +22,11 @@ from helix_agents.core import (
     check_finish_status,
     check_id,
     check_keep,
+    check_scope,
+    check_scoped_deltas,
     coerce,
     dump_message,
+    merge_deltas,
 )
 from helix_agents.core.limits import (
     MAX_COUNT,
@@ -69,7 +74,7 @@ class PostgresStateStore(
         """
         check_id(session_id, "session_id")
         commit = await self._checked(
-            session_id, "append_messages", lambda: coerce(MessageCommit, commit, session_id)
+            session_id, "append_messages", lambda: _checked_commit(session_id, commit)
         )
         start = commit.start_run
         n = len(commit.messages)
@@ -92,9 +97,16 @@ class PostgresStateStore(
             "id": commit.commit_id,
         }
         rows = _json.dumps([dump_message(m) for m in commit.messages])
+        scoped = _json.dumps(
+            [
+                [scope, owner, key, value]
+                for (scope, owner), changes in merge_deltas(session_id, commit.scoped_state).items()
+                for key, value in changes.items()
+            ]
+        )
         doc = await self._call(
             self._sql.commit,
-            (session_id, rows, json.dumps(envelope), self._clock(), self.max_messages),
+            (session_id, rows, json.dumps(envelope), self._clock(), self.max_messages, scoped),
             what="append_messages",
             session_id=session_id,
         )
@@ -120,6 +132,21 @@ class PostgresStateStore(
 
             refuse(session_id, refusal, core_checks, retained)
         return CommitResult.model_validate(doc)
+
+    async def get_scoped_state(self, scope: Scope, owner: str) -> JsonObject:
+        """The ``(scope, owner)`` map (``{}`` if never written); a ``session`` owner must exist."""
+        self._ensure_open("get_scoped_state", None)
+        check_scope(None, scope, owner)
+        if scope == "session":
+            rows = await self._session_rows(
+                self._sql.session_state, (owner,), owner, "get_scoped_state"
+            )
+        else:
+            rows = await self._rows(
+                self._sql.scoped_state, (scope, owner), what="get_scoped_state", session_id=None
+            )
+        found: JsonObject = _json.loads(rows[0][0])
+        return found
 
     async def get_messages(self, session_id: str, *, limit: int | None = None) -> list[Message]:
         """Rows oldest first; ``limit`` keeps the last N."""
@@ -252,3 +279,10 @@ def open_url(url: str, *, namespace: str | None = None, **options: Any) -> Postg
     if namespace is not None:
         merged["schema"] = namespace
     return PostgresStateStore(conninfo, pool_settings=PoolSettings(**pool), **merged)
+
+
+def _checked_commit(session_id: str, commit: object) -> MessageCommit:
+    """The commit, checked storable, with well-formed scoped-state deltas."""
+    checked = coerce(MessageCommit, commit, session_id)
+    check_scoped_deltas(session_id, checked.scoped_state)
+    return checked

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -204,6 +204,10 @@ class StoreBase:
         except ValidationError:
             await self._require(session_id)
             raise
+
+    async def _settle(self, session_id: str, tokens: Mapping[str, str]) -> None:
+        """Apply the session's journal of app and user deltas (``_scoped.ScopedMixin``)."""
+        raise NotImplementedError
 
     async def _require(self, session_id: str) -> None:
         """Raise SessionNotFoundError if the session does not exist (for refusals made here)."""

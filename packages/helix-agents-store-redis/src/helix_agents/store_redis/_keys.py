@@ -30,6 +30,11 @@ SESSION_KEYS = (
     "outk",  # hash: caller key -> output id
     "cmp",  # list: compactions, oldest first, JSON {"b": boundary, "s": summary row}
     "arch",  # list: rows retention archived ('c'/'m' + JSON); meta 'arch0' is the first index
+    # Scoped state (docs/scoped-state.md):
+    "scs",  # hash: the session's own map, key -> JSON
+    "scsj",  # hash: journal of app/user deltas not yet applied, sequence -> entry JSON
+    "scsp",  # hash: map key -> highest journal sequence naming it (pending)
+    "scss",  # hash: map key -> the writers' token a reader sealed (see lua/scs_settle.lua)
 )
 
 
@@ -72,6 +77,12 @@ class KeySpace:
     def user(self, user_id: str) -> str:
         """The listing index of ``user_id``: a sorted set under the user's own hash tag."""
         return f"{self.base}user:{{{_tag(user_id)}}}"
+
+    def scoped(self, scope: str, owner: str) -> tuple[str, str, str, str]:
+        """An app or user map's keys, under the map's own hash tag: the map, its writers
+        (session -> token), the token counter, and the applied marks (session -> sequence)."""
+        head = f"{self.base}scs:{{{_tag(f'{scope}:{owner}')}}}:"
+        return head + "map", head + "w", head + "c", head + "m"
 
     @property
     def pattern(self) -> str:

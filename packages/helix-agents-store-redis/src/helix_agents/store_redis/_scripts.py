@@ -38,6 +38,8 @@ WRITES = (
 # Read scripts declare only the keys they read (see each script's first lines).
 READS = ("r_clone", "r_hash", "r_output", "r_page", "r_queue", "r_search", "r_tail", "r_window")
 INDEX = ("index_drop", "index_set")
+# Scoped state's steps outside the commit (docs/scoped-state.md): each names its own keys.
+SCOPED = ("scs_announce", "scs_apply", "scs_drop", "scs_settle")
 
 
 def _lua(name: str) -> str:
@@ -55,6 +57,8 @@ def source(name: str) -> str:
         return "#!lua flags=no-writes\n" + _lua(name)
     if name in INDEX:
         return _lua("_index") + _lua(name)
+    if name in SCOPED:
+        return _lua(name)
     body = _lua(name)
     check_script(name, body)
     return _lua("_index") + lua_prelude(name) + _lua("_session") + body
@@ -65,7 +69,7 @@ class Scripts:
 
     def __init__(self, client: Redis | RedisCluster) -> None:
         self._client = client
-        self._sources = {name: source(name) for name in (*WRITES, *READS, *INDEX)}
+        self._sources = {name: source(name) for name in (*WRITES, *READS, *INDEX, *SCOPED)}
         self._shas: dict[str, Any] = {}
 
     async def load(self) -> None:

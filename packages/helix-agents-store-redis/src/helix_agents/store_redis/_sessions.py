@@ -96,6 +96,9 @@ class SessionsMixin(StoreBase):
         check_id(session_id, "session_id")
         try:
             reply = await self._run("delete", session_id, self._common(session_id), write=True)
+            while reply[0] == "pending":  # app and user deltas to apply first
+                await self._settle(session_id, {})
+                reply = await self._run("delete", session_id, self._common(session_id), write=True)
         except SessionNotFoundError:
             return False
         la, ukey = int(reply[1]), reply[2]

@@ -12,11 +12,14 @@ from helix_agents.core import (
     PageOrder,
     RunStatus,
     SessionHandles,
+    StoreUnavailableError,
     ValidationError,
     check_finish_status,
     check_id,
     check_keep,
+    check_scoped_deltas,
     coerce,
+    merge_deltas,
 )
 from helix_agents.core.errors import session_not_found
 from helix_agents.core.limits import check_page_args, check_tail_limit, next_page_cursor
@@ -29,12 +32,16 @@ from ._errors import DRIVER_ERRORS, Refusal, driver_error, raise_commit_refusal
 from ._listing import ListingMixin
 from ._records import RecordsMixin
 from ._schema import COMMIT, COMMIT_REPLY, TRUNCATE, joined_reply
+from ._scoped import ScopedMixin, flat_pairs, journal_entry
 from ._sessions import SessionsMixin
 
 __all__ = ["RedisStateStore", "open_url"]
 
 # The keys the row reads are given.
 _ROWS = ("meta", "rows")
+# A commit refused because a reader sealed its maps announces itself again; readers
+# seal only maps without pending entries, so a few rounds always suffice.
+_SEALED_RETRIES = 8
 
 
 class RedisStateStore(
@@ -44,6 +51,7 @@ class RedisStateStore(
     EditsMixin,
     CheckpointPagesMixin,
     ContextMixin,
+    ScopedMixin,
     SessionHandles,
 ):
     """Session state in Redis (standalone, or a Redis Cluster), through ``redis.asyncio``.
@@ -66,6 +74,7 @@ class RedisStateStore(
         try:
             commit = coerce(MessageCommit, commit, session_id)
             rows = [pack_row(m, session_id) for m in commit.messages]
+            check_scoped_deltas(session_id, commit.scoped_state)
         except ValidationError:
             await self._require(session_id)  # a missing session is reported first
             raise
@@ -87,14 +96,41 @@ class RedisStateStore(
             run_id="" if start is None else start.run_id,
             fence=commit.fence_run_id or "",
         )
-        args = [*self._common(session_id), *named, *rows, *ctx, *late]
-        reply = text(await self._call("commit", session_id, args, write=True))
+        merged = merge_deltas(session_id, commit.scoped_state)
+        own = flat_pairs(merged.get(("session", session_id), {}))
+        shared = self._shared_changes(merged)
+        tokens = await self._announce(session_id, shared)
+        for _ in range(_SEALED_RETRIES):
+            args = [
+                *self._common(session_id),
+                *named,
+                *rows,
+                *ctx,
+                *late,
+                len(own) // 2,
+                *own,
+                len(shared),
+                *(v for pair in tokens.items() for v in pair),
+                journal_entry(shared),
+            ]
+            reply = text(await self._call("commit", session_id, args, write=True))
+            if not (isinstance(reply, list) and reply[0] == "sealed"):
+                break
+            tokens = await self._announce(session_id, shared)
+        else:
+            raise StoreUnavailableError(
+                f"session {session_id!r}: readers kept sealing the commit's maps; not written",
+                session_id=session_id,
+                may_have_landed=False,
+            )
         if isinstance(reply, list):
             if reply[0] == "session_not_found":
                 raise session_not_found(session_id)
             raise_commit_refusal(session_id, commit, reply)
         done = joined_reply(COMMIT_REPLY, reply)
         await self._relist(session_id, int(done["last_activity"]), done["user_key"])
+        if shared:
+            await self._settle(session_id, tokens)
         return CommitResult(
             first_index=int(done["first_index"]),
             message_count=int(done["message_count"]),

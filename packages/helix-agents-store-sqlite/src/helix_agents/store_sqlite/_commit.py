@@ -26,6 +26,7 @@ from helix_agents.core import (
     reopen_on_truncate,
 )
 
+from . import _scoped
 from ._context import archive_before, forget_compactions
 from ._rows import Clock, SessionRow, from_us, load_session, to_us
 
@@ -125,7 +126,7 @@ def apply_plan(
     commit_id: str | None,
     clock: Clock,
 ) -> None:
-    """Write a checked plan: rewind, run start, rows, deliveries, commit id."""
+    """Write a checked plan: rewind, run start, rows, deliveries, scoped state, commit id."""
     sid = row.id
     now = clock()
     if plan.rewind_to is not None:
@@ -154,6 +155,7 @@ def apply_plan(
                 f"UPDATE {table} SET delivered_index = ? WHERE session_id = ? AND {column} = ?",
                 [(index, sid, key) for key, index in deliveries],
             )
+    _scoped.apply(db, plan.scoped_state)
     if commit_id is not None:
         db.execute(
             "INSERT INTO __agents_commits (session_id, commit_id, first_index, message_count) "

@@ -21,6 +21,7 @@ from helix_agents.core import (
 from ._commit import cut_rows
 from ._context import CONTEXT_TABLES
 from ._rows import Clock, SessionRow, find_session, load_session, to_us, touch
+from ._scoped import drop_session_map
 
 __all__ = ["clear", "clone", "create", "delete", "finish_run", "truncate"]
 
@@ -70,6 +71,7 @@ def delete(db: sqlite3.Connection, sid: str) -> bool:
         return False
     for table in (*_TABLES, "__agents_runs", "__agents_sessions"):
         db.execute(f"DELETE FROM {table} WHERE session_id = ?", (sid,))
+    drop_session_map(db, sid)
     return True
 
 
@@ -79,6 +81,7 @@ def clear(db: sqlite3.Connection, sid: str, clock: Clock) -> None:
     now = clock()
     for table in _TABLES:
         db.execute(f"DELETE FROM {table} WHERE session_id = ?", (sid,))
+    drop_session_map(db, sid)
     run = row.current_run
     if run is not None and run.status == "live":
         row.current_run = run.model_copy(update={"status": "cancelled", "ended_at": now})

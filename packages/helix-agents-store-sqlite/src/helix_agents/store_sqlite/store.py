@@ -24,6 +24,7 @@ from helix_agents.core import (
     PendingApproval,
     RecordResult,
     RunStatus,
+    Scope,
     SessionHandles,
     SessionInfo,
     SessionNotFoundError,
@@ -34,13 +35,14 @@ from helix_agents.core import (
     check_checkpoint_ids,
     check_id,
     check_new_session,
+    check_scope,
     checkpoint_range,
     decode_sessions_cursor,
 )
 from helix_agents.core.clock import utcnow
 from helix_agents.core.limits import check_listing_first, check_max_messages
 
-from . import _checkpoint_pages, _commit, _edits, _reads, _records, _writes
+from . import _checkpoint_pages, _commit, _edits, _reads, _records, _scoped, _writes
 from ._config import SQLiteConfig, Synchronous
 from ._context_store import ContextMethods
 from ._db import Database
@@ -209,6 +211,12 @@ class SQLiteStateStore(ContextMethods, SessionHandles):
         return await self._write(
             session_id, _commit.commit, session_id, commit, self._clock, self.max_messages
         )
+
+    async def get_scoped_state(self, scope: Scope, owner: str) -> JsonObject:
+        """The ``(scope, owner)`` map (``{}`` if never written); a ``session`` owner must exist."""
+        check_scope(None, scope, owner)
+        sid = owner if scope == "session" else None
+        return await self._read(sid, _scoped.read, scope, owner)
 
     async def get_messages(self, session_id: str, *, limit: int | None = None) -> list[Message]:
         """Rows oldest first; ``limit`` keeps the last N."""

@@ -29,6 +29,7 @@ from ..models import (
     PendingApproval,
     RecordResult,
     RunStatus,
+    Scope,
     SessionInfo,
     SessionsPage,
     StoredContextItem,
@@ -121,6 +122,11 @@ class TracedStore(SessionHandles, Generic[S]):
         """A user's sessions, most recent activity first, ties by id."""
         call = self._inner.list_sessions(user_id, first=first, cursor=cursor)
         return await self._t.run("list_sessions", None, call)
+
+    async def get_scoped_state(self, scope: Scope, owner: str) -> JsonObject:
+        """The ``(scope, owner)`` map (``{}`` if never written); a ``session`` owner must exist."""
+        call = self._inner.get_scoped_state(scope, owner)
+        return await self._t.run("get_scoped_state", owner if scope == "session" else None, call)
 
     async def append_messages(self, session_id: str, commit: MessageCommit) -> CommitResult:
         """Append rows with the checks and deliveries of the commit, atomically."""

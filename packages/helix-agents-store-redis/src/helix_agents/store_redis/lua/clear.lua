@@ -4,7 +4,7 @@ if redis.call('EXISTS', META) == 0 then
   return {'session_not_found'}
 end
 redis.call('DEL', ROWS, CTX, CTXD, LATE, LATED, APPR, DONE, CKPT, CKPTN, CKPTL, CMT, CMTN)
-redis.call('DEL', OUT, OUTR, OUTK, CMP, ARCH)
+redis.call('DEL', OUT, OUTR, OUTK, CMP, ARCH, SCS)
 redis.call('HDEL', META, 'pres', 'arch0')
 redis.call('HSET', META, 'first', 0, 'count', 0, 'ui', 0)
 if redis.call('HGET', META, 'run_status') == 'live' then

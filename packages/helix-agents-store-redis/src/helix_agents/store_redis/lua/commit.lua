@@ -1,12 +1,20 @@
 -- append_messages: the commit of docs/commit.md, check by check, before the first write.
 -- The named ARGV slots (has_cid, starting, rewind, ... fence) are COMMIT of
 -- _schema.py; from ARGV[REST] on: the n rows ('c' or 'm' + JSON), the context
--- deliveries (key/offset pairs) and the late ones likewise.
+-- deliveries (key/offset pairs) and the late ones likewise; then scoped state
+-- (docs/scoped-state.md): the count of the session map's keys and its key / JSON
+-- pairs, the count of app and user maps and their map key / writers' token pairs,
+-- the journal entry of those maps' changes (JSON, '' when none).
 -- Landed (or replayed) it replies with the fields COMMIT_REPLY in one
 -- ':'-joined string (redis-py reads one string much faster than an array); a
 -- refusal is an array (see refuse in _session.lua).
 local ctx_at = REST + n
 local late_at = ctx_at + 2 * n_ctx
+local scs_at = late_at + 2 * n_late
+local n_own = tonumber(ARGV[scs_at])
+local shared_at = scs_at + 1 + 2 * n_own
+local n_shared = tonumber(ARGV[shared_at])
+local entry = ARGV[shared_at + 1 + 2 * n_shared]
 
 local function reply(fields)
   local out = {}
@@ -110,6 +118,15 @@ if starting and rewind >= 0 and rewind < first then
   return refuse('retention', rewind)
 end
 
+-- A reader sealed an app or user map after this commit announced itself: its writers
+-- entry may be gone, so the client announces again and resends (lua/scs_settle.lua).
+for j = 0, n_shared - 1 do
+  local seal = redis.call('HGET', SCSS, ARGV[shared_at + 1 + 2 * j])
+  if seal and tonumber(seal) >= tonumber(ARGV[shared_at + 2 + 2 * j]) then
+    return {'sealed'}
+  end
+end
+
 -- Every check passed: write it all.
 if starting and rewind >= 0 then
   ui = ui - cut(rewind, first, count)
@@ -133,6 +150,19 @@ end
 if has_cid then
   redis.call('HSET', CMT, cid, int(base) .. ':' .. int(count))
   redis.call('ZADD', CMTN, count, cid)
+end
+-- Scoped state: the session's map now; app and user maps through the journal.
+if n_own > 0 then
+  redis.call('HSET', SCS, unpack(ARGV, scs_at + 1, scs_at + 2 * n_own))
+end
+if n_shared > 0 then
+  local seq = redis.call('HINCRBY', META, 'scsn', 1)
+  redis.call('HSET', SCSJ, seq, entry)
+  for j = 0, n_shared - 1 do
+    local map = ARGV[shared_at + 1 + 2 * j]
+    redis.call('HDEL', SCSS, map)
+    redis.call('HSET', SCSP, map, seq)
+  end
 end
 -- Retention keeps the newest max_messages rows; indexes stay absolute.
 if max_messages > 0 then

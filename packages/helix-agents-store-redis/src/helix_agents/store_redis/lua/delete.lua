@@ -2,6 +2,10 @@
 if redis.call('EXISTS', META) == 0 then
   return {'session_not_found'}
 end
+-- App and user deltas still in the journal are applied first (the client retries).
+if redis.call('HLEN', SCSJ) > 0 then
+  return {'pending'}
+end
 local m = redis.call('HMGET', META, 'la', 'ukey')
 redis.call('DEL', unpack(KEYS))
 if m[2] and INLINE then
