@@ -8,7 +8,7 @@ import pytest
 
 from helix_agents.contract import RULE_IDS, SessionStoreContract, StoreFactory
 
-from .store import JsonDocumentStore
+from . import JsonDocumentStore
 
 # The context store protocol (docs/context-strategies.md) is a second protocol this
 # example leaves out to stay small; the memory store's _context.py shows it.
