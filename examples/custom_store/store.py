@@ -213,7 +213,7 @@ class JsonDocumentStore(RecordMethods, SessionHandles):
         check_id(user_id, "user_id")
         check_listing_first(first)
         after = None if cursor is None else _order(*decode_sessions_cursor(user_id, cursor))
-        docs = [SessionDoc.model_validate_json(text) for text in list(self.documents.values())]
+        docs = [SessionDoc.model_validate_json(text) for text in self.documents.values()]
         mine = sorted(
             (d for d in docs if d.user_id == user_id),
             key=lambda d: _order(d.last_activity_at, d.id),
