@@ -8,7 +8,6 @@ from helix_agents.core import (
     CommitResult,
     Message,
     assert_fence,
-    check_id,
     check_pop_count,
     check_replace,
     check_replace_state,
@@ -29,7 +28,6 @@ class EditsMixin(StoreBase):
         self, session_id: str, count: int = 1, *, fence_run_id: str | None = None
     ) -> list[Message]:
         """Remove the newest ``count`` rows in ONE round trip and return them, oldest first."""
-        check_id(session_id, "session_id")
         await self._checked(
             session_id, "pop_messages", lambda: check_pop_count(session_id, count, fence_run_id)
         )
@@ -58,7 +56,6 @@ class EditsMixin(StoreBase):
     ) -> CommitResult:
         """If the log still holds ``expect_message_count`` rows, cut it to ``keep`` rows and
         append ``messages``: ONE round trip."""
-        check_id(session_id, "session_id")
         rows = await self._checked(
             session_id,
             "replace_messages",

@@ -124,6 +124,12 @@ def stale_functions(recorded: dict[str, str] | None) -> list[FunctionFile]:
     return [f for f in function_files() if recorded.get(f.name) != f.checksum]
 
 
+def functions_to_apply(recorded: dict[str, str] | None) -> list[FunctionFile]:
+    """The function files :func:`migrate` applies, given ``read_functions``: every one whose
+    shipped text is not the recorded one (all of them where none is recorded)."""
+    return [f for f in function_files() if (recorded or {}).get(f.name) != f.checksum]
+
+
 def check_applied(schema: str, applied: list[tuple[int, str, str]]) -> list[Migration]:
     """The migrations still to apply, after checking the applied ones against the files."""
     known = {m.version: m for m in migrations()}
@@ -204,7 +210,7 @@ async def migrate(conn: AsyncConnection[Any], schema: str = "public") -> list[in
             )
             pending = check_applied(schema, await read_applied(cur, schema))
             recorded = await read_functions(cur, schema)
-            changed = [f for f in function_files() if (recorded or {}).get(f.name) != f.checksum]
+            changed = functions_to_apply(recorded)
             if not pending and not changed:
                 return []
             ident = sql.Identifier(schema)

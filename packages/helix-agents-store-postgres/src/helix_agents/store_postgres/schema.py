@@ -11,7 +11,14 @@ from psycopg.rows import tuple_row
 
 from ._config import split_url, valid_schema
 from ._errors import wrap_driver_error
-from ._migrations import check_applied, function_files, migrations, read_applied, read_functions
+from ._migrations import (
+    check_applied,
+    function_files,
+    functions_to_apply,
+    migrations,
+    read_applied,
+    read_functions,
+)
 
 __all__ = ["conninfo_and_schema", "migration_names", "pending_migrations"]
 
@@ -46,7 +53,7 @@ async def pending_migrations(conn: AsyncConnection[Any], schema: str = "public")
     try:
         async with conn.cursor(row_factory=tuple_row) as cur:
             applied = await read_applied(cur, schema)
-            recorded = await read_functions(cur, schema) or {}
+            recorded = await read_functions(cur, schema)
     except psycopg.Error as exc:
         raise wrap_driver_error(
             exc,
@@ -56,6 +63,4 @@ async def pending_migrations(conn: AsyncConnection[Any], schema: str = "public")
             broken=conn.broken,
         ) from exc
     pending = [m.name for m in check_applied(schema, applied)]
-    return pending + [
-        f"functions/{f.name}" for f in function_files() if recorded.get(f.name) != f.checksum
-    ]
+    return pending + [f"functions/{f.name}" for f in functions_to_apply(recorded)]

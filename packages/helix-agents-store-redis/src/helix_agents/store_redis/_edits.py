@@ -7,8 +7,6 @@ from collections.abc import Sequence
 from helix_agents.core import (
     CommitResult,
     Message,
-    ValidationError,
-    check_id,
     check_pop_count,
     check_replace,
     check_replace_state,
@@ -30,12 +28,7 @@ class EditsMixin(StoreBase):
         self, session_id: str, count: int = 1, *, fence_run_id: str | None = None
     ) -> list[Message]:
         """Remove the newest ``count`` rows in one script and return them, oldest first."""
-        check_id(session_id, "session_id")
-        try:
-            check_pop_count(session_id, count, fence_run_id)
-        except ValidationError:
-            await self._require(session_id)  # a missing session is reported first
-            raise
+        await self._checked(session_id, lambda: check_pop_count(session_id, count, fence_run_id))
         reply = await self._run(
             "pop",
             session_id,
@@ -63,13 +56,12 @@ class EditsMixin(StoreBase):
     ) -> CommitResult:
         """If the log still holds ``expect_message_count`` rows, cut it to ``keep`` rows and
         append ``messages``, in one script."""
-        check_id(session_id, "session_id")
-        try:
+
+        def check() -> tuple[list[Message], list[str]]:
             parsed = check_replace(session_id, keep, messages, expect_message_count, fence_run_id)
-            rows = [pack_row(m, session_id) for m in parsed]
-        except ValidationError:
-            await self._require(session_id)
-            raise
+            return parsed, [pack_row(m, session_id) for m in parsed]
+
+        parsed, rows = await self._checked(session_id, check)
         named = REPLACE.pack(
             keep=keep,
             expect=expect_message_count,
