@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from helix_agents.core import ValidationError, open_store, redact_url, registry
+from helix_agents.core import ValidationError, open_store, registry
+from helix_agents.core.backend import redact_url
 from helix_agents.store_memory import MemoryStateStore
 
 

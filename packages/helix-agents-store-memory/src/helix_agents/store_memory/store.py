@@ -14,7 +14,6 @@ import pydantic
 from helix_agents.core import (
     ApprovalResolution,
     Checkpoint,
-    CommitPlan,
     CommitResult,
     JsonObject,
     LateAnswer,
@@ -27,13 +26,17 @@ from helix_agents.core import (
     RunStatus,
     Scope,
     SessionExistsError,
-    SessionHandles,
     SessionInfo,
     SessionNotFoundError,
     SessionsPage,
     SessionSummary,
     StoredContextItem,
     StoreUnavailableError,
+    parse_message,
+)
+from helix_agents.core.backend import (
+    CommitPlan,
+    SessionHandles,
     assert_fence,
     check_checkpoint_count,
     check_checkpoint_ids,
@@ -54,7 +57,6 @@ from helix_agents.core import (
     encode_sessions_cursor,
     new_session_id,
     next_activity,
-    parse_message,
     pop_keep,
     undelivered_in_order,
 )

@@ -15,12 +15,8 @@ from psycopg import AsyncConnection
 from psycopg.rows import tuple_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from helix_agents.core import (
-    StateStoreError,
-    StoreUnavailableError,
-    ValidationError,
-    check_id,
-)
+from helix_agents.core import StateStoreError, StoreUnavailableError, ValidationError
+from helix_agents.core.backend import check_id
 from helix_agents.core.clock import utcnow
 from helix_agents.core.errors import session_not_found
 from helix_agents.core.limits import MAX_COUNT

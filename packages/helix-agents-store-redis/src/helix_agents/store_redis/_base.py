@@ -10,7 +10,8 @@ from typing import Any, Self, TypeVar
 
 from redis.asyncio import Redis, RedisCluster
 
-from helix_agents.core import StoreUnavailableError, ValidationError, check_id
+from helix_agents.core import StoreUnavailableError, ValidationError
+from helix_agents.core.backend import check_id
 from helix_agents.core.clock import utcnow
 from helix_agents.core.errors import session_not_found
 

@@ -11,12 +11,10 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from helix_agents.core import (
+from helix_agents.core import CommitResult, MessageCommit, RunInfo
+from helix_agents.core.backend import (
     CommitPlan,
-    CommitResult,
     CommitState,
-    MessageCommit,
-    RunInfo,
     assert_retained,
     check_commit,
     coerce,

@@ -25,13 +25,15 @@ from helix_agents.core import (
     RecordResult,
     RunStatus,
     Scope,
-    SessionHandles,
     SessionInfo,
     SessionNotFoundError,
     SessionsPage,
     StoredContextItem,
     StoreUnavailableError,
     ValidationError,
+)
+from helix_agents.core.backend import (
+    SessionHandles,
     check_checkpoint_ids,
     check_id,
     check_new_session,
