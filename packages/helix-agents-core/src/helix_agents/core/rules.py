@@ -2,7 +2,7 @@
 
 Backends read the state they need inside their own atomic step, hand it to
 these functions, and write only what the returned plan says. That way the
-order of checks (SPEC §5) and each rule live in one place.
+order of checks (docs/commit.md) and each rule live in one place.
 """
 
 from __future__ import annotations

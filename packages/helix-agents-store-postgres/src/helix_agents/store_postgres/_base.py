@@ -295,7 +295,7 @@ class StoreBase:
 
     async def _checked(self, session_id: str, what: str, check: Callable[[], _T]) -> _T:
         """``check()`` after the store and the session id; if it refuses the input, a missing
-        session is reported first (SPEC §5)."""
+        session is reported first (docs/commit.md)."""
         self._ensure_open(what, None)
         check_id(session_id, "session_id")
         try:

@@ -70,7 +70,7 @@ class PostgresStateStore(
     async def append_messages(self, session_id: str, commit: MessageCommit) -> CommitResult:
         """Append rows with the checks and deliveries of the commit: ONE round trip.
 
-        The server-side function ``__agents_commit`` runs SPEC §5's checks in
+        The server-side function ``__agents_commit`` runs the checks of docs/commit.md in
         order under the session row lock and writes the rows, deliveries, run
         start and commit id in the same transaction.
         """
