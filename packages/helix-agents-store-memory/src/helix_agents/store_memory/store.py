@@ -57,11 +57,11 @@ from helix_agents.core import (
     next_activity,
     parse_message,
     pop_keep,
+    redact_url,
     undelivered_in_order,
 )
 from helix_agents.core.clock import check_clock, utcnow
 from helix_agents.core.errors import approval_not_found, session_not_found
-from helix_agents.core.urls import redact_url
 from helix_agents.core.limits import (
     check_listing_first,
     check_max_messages,
@@ -576,7 +576,8 @@ def open_url(url: str, *, namespace: str | None = None, **options: Any) -> Memor
     name = url.removeprefix("memory://").strip("/")
     if "?" in name or "#" in name:
         raise ValidationError(
-            f"memory URL {redact_url(url)!r} has a query or fragment: memory:// takes options as keywords"
+            f"memory URL {redact_url(url)!r} has a query or fragment: "
+            "memory:// takes its options as keywords"
         )
     if namespace:
         name = f"{name}/{namespace}"
