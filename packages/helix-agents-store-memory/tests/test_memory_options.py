@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from helix_agents.core import ValidationError, open_store
 from helix_agents.store_memory import MemoryStateStore
+
+pytestmark = pytest.mark.anyio
 
 
 @pytest.mark.parametrize(
@@ -55,3 +58,10 @@ def test_no_message_names_a_session_that_is_not_there() -> None:
     with pytest.raises(ValidationError) as refused:
         MemoryStateStore(max_messages=0)
     assert "session" not in str(refused.value)
+
+
+async def test_every_known_option_reaches_the_store_through_open_store() -> None:
+    moment = datetime(2030, 1, 2, tzinfo=UTC)
+    async with open_store("memory://", clock=lambda: moment, max_messages=3) as store:
+        assert isinstance(store, MemoryStateStore) and store.max_messages == 3
+        assert (await store.create_session("s")).created_at == moment

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import os
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -111,7 +112,7 @@ async def test_incompressible_ten_kilobyte_ids_on_writes_are_validation_errors(
     edge = base64.b64encode(os.urandom(384)).decode()  # 512: the longest id, indexed fine
     async with open_store() as store:
         await store.create_session("s")
-        writes = (
+        writes: tuple[Callable[[str], Awaitable[object]], ...] = (
             lambda i: store.create_session(i),
             lambda i: store.create_session(user_id=i),
             lambda i: store.append_messages("s", MessageCommit(start_run=StartRun(run_id=i))),
