@@ -8,7 +8,7 @@ are listed under "Backend API" in the changelog.
 """
 
 from .checkpoint_pages import CheckpointRange, check_checkpoint_ids, checkpoint_range
-from .clock import utcnow
+from .clock import check_clock, utcnow
 from .cursors import (
     decode_message_cursor,
     decode_sessions_cursor,
@@ -72,6 +72,7 @@ __all__ = [
     "assert_retained",
     "check_checkpoint_count",
     "check_checkpoint_ids",
+    "check_clock",
     "check_commit",
     "check_finish_status",
     "check_id",

@@ -17,7 +17,7 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from helix_agents.core import StateStoreError, StoreUnavailableError, ValidationError
 from helix_agents.core.backend import check_id
-from helix_agents.core.clock import utcnow
+from helix_agents.core.clock import check_clock, utcnow
 from helix_agents.core.errors import session_not_found
 from helix_agents.core.limits import MAX_COUNT
 
@@ -71,6 +71,7 @@ class StoreBase:
             raise ValidationError(f"option auto_migrate={auto_migrate!r} must be a boolean")
         if pool_settings is not None and not isinstance(pool_settings, PoolSettings):
             raise ValidationError(f"pool_settings must be a PoolSettings, not {pool_settings!r}")
+        self._clock = check_clock(clock)
         self.schema = valid_schema(schema)
         self.max_messages = max_messages
         self.auto_migrate = auto_migrate
@@ -86,7 +87,6 @@ class StoreBase:
             self._pool = pool
         self._owns_pool = pool is None
         self._sql = Statements.for_schema(self.schema)
-        self._clock = clock
         self._closed = False
 
     def __repr__(self) -> str:
