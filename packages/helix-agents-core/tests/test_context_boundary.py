@@ -184,7 +184,7 @@ def cpu_time(rows: Sequence[Message], keep_last: int) -> float:
 
 @pytest.mark.parametrize("shape", [nested, adjacent])
 def test_CS_15_linear_time(shape: Callable[[int], tuple[list[Message], int]]) -> None:
-    small, large = shape(3_000), shape(30_000)
+    small, large = shape(1_000), shape(10_000)
     if shape is nested:  # only the first cut is safe: a search from the top tries them all
         assert find_compaction_boundary(large[0], keep_last=large[1]).index == 1
     # Ten times the rows: ten times the work, where a quadratic search does ~100 times.
