@@ -41,7 +41,7 @@ def test_mermaid_fence_is_a_diagram(site: Path) -> None:
     mermaid.js, not as highlighted code."""
     html = (site / "architecture" / "index.html").read_text()
     diagram = re.search(r'<pre class="mermaid"><code>(.*?)</code></pre>', html, re.S)
-    assert diagram, "no <pre class=\"mermaid\"> on the architecture page"
+    assert diagram, 'no <pre class="mermaid"> on the architecture page'
     assert diagram.group(1).startswith("flowchart TB"), diagram.group(1)[:80]
     assert "language-mermaid" not in html
 
