@@ -9,15 +9,17 @@ import pydantic
 
 from helix_agents.core import (
     Checkpoint,
-    CommitPlan,
     CommitResult,
-    CommitState,
     JsonObject,
     LateAnswer,
     MessageCommit,
     PendingApproval,
     RunInfo,
     StoredContextItem,
+)
+from helix_agents.core.backend import (
+    CommitPlan,
+    CommitState,
     assert_retained,
     commit_survives,
     dump_message_json,

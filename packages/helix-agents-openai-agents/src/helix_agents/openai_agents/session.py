@@ -22,9 +22,9 @@ from helix_agents.core import (
     SessionExistsError,
     SessionNotFoundError,
     SessionStateStore,
-    check_id,
     session_handle,
 )
+from helix_agents.core.backend import check_id
 
 from ._compaction import read_snapshot
 from ._items import decode_item, encode_item
