@@ -1,4 +1,4 @@
-"""Progress bars of ``export`` and ``import``: drawn on stderr when it is a terminal.
+"""Progress bars of ``export``, ``import`` and ``migrate``: drawn on stderr when it is a terminal.
 
 stderr is a real pseudo-terminal here; stdout a file, which must hold only the data.
 """
@@ -62,3 +62,17 @@ async def test_no_bar_when_stderr_is_a_pipe(helix: Helix, sqlite_url: str) -> No
     await seed(sqlite_url)
     done = helix("export", sqlite_url, *SCOPE)
     assert done.code == 0 and done.err == ""
+
+
+@pytest.mark.parametrize("url_fixture", ["sqlite_url", "pg_url"])
+def test_migrate_draws_a_bar_counting_every_pending_step(
+    helix: Helix, url_fixture: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    url: str = request.getfixturevalue(url_fixture)
+    pending = helix("migrate", url, "--dry-run", "--json")
+    steps = len(json.loads(pending.out)["pending"])
+    assert steps > 0
+    code, drawn = _stderr_on_a_terminal("migrate", url, out=tmp_path / "out.txt")
+    assert code == 0, drawn
+    assert "migrate" in drawn and f"{steps}/{steps}" in drawn, drawn
+    assert json.loads(helix("migrate", url, "--dry-run", "--json").out)["pending"] == []

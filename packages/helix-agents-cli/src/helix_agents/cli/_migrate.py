@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from helix_agents.core import StoreUnavailableError, ValidationError
 from helix_agents.core.backend import redact_url
 
+from ._progress import progress_bar
 from ._render import out_console, print_json
 
 __all__ = ["migrate_store"]
@@ -39,7 +40,9 @@ def _sqlite(url: str, dry_run: bool) -> Plan:
     if not Path(path).exists():
         plan.note = "a new file: every migration is pending"
     if plan.pending and not dry_run:
-        plan.applied_now = migrate(path)
+        with progress_bar() as bar:
+            task = bar.add_task("migrate", total=len(plan.pending))
+            plan.applied_now = migrate(path, on_applied=lambda _name: bar.advance(task))
     return plan
 
 
@@ -59,13 +62,14 @@ async def _postgres(url: str, dry_run: bool) -> Plan:
     async with conn:
         plan.pending = await pending_migrations(conn, schema)
         if plan.pending and not dry_run:
-            applied = set(await migrate(conn, schema))
-            # Function files carry no version; migrate applies every changed one.
-            plan.applied_now = [
-                name
-                for name in plan.pending
-                if name.startswith("functions/") or int(name.split("_", 1)[0]) in applied
-            ]
+            with progress_bar() as bar:
+                task = bar.add_task("migrate", total=len(plan.pending))
+
+                def applied(name: str) -> None:
+                    plan.applied_now.append(name)
+                    bar.advance(task)
+
+                await migrate(conn, schema, on_applied=applied)
     return plan
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
@@ -191,10 +192,17 @@ async def read_functions(cur: AsyncCursor[TupleRow], schema: str) -> dict[str, s
     return {str(n): str(c) for n, c in await cur.fetchall()}
 
 
-async def migrate(conn: AsyncConnection[Any], schema: str = "public") -> list[int]:
+async def migrate(
+    conn: AsyncConnection[Any],
+    schema: str = "public",
+    *,
+    on_applied: Callable[[str], object] | None = None,
+) -> list[int]:
     """Bring ``schema`` to the latest version; return the versions applied now.
 
     Function files whose text changed are applied too (they have no version).
+    ``on_applied`` is called with each name as it runs — a migration's, or
+    ``functions/<file>`` — the names ``pending_migrations`` lists (for a progress bar).
 
     Works on an autocommit connection and on one that is not: the migrations
     run in their own transaction, committed here. On a connection already
@@ -235,6 +243,8 @@ async def migrate(conn: AsyncConnection[Any], schema: str = "public") -> list[in
                     [migration.version, migration.name, migration.checksum],
                     prepare=False,
                 )
+                if on_applied is not None:
+                    on_applied(migration.name)
             await cur.execute(
                 "CREATE TABLE IF NOT EXISTS __agents_functions ("
                 " name text PRIMARY KEY, checksum text NOT NULL,"
@@ -250,6 +260,8 @@ async def migrate(conn: AsyncConnection[Any], schema: str = "public") -> list[in
                     [function_file.name, function_file.checksum],
                     prepare=False,
                 )
+                if on_applied is not None:
+                    on_applied(f"functions/{function_file.name}")
             if changed:
                 logger.info(
                     "schema %r: function files applied: %s",

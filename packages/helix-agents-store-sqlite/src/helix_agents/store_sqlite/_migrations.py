@@ -14,6 +14,7 @@ import hashlib
 import logging
 import re
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 
@@ -71,8 +72,16 @@ def shipped_migrations() -> list[Migration]:
     return found
 
 
-def apply_migrations(db: sqlite3.Connection, path: str, migrations: list[Migration]) -> int:
+def apply_migrations(
+    db: sqlite3.Connection,
+    path: str,
+    migrations: list[Migration],
+    on_applied: Callable[[str], object] | None = None,
+) -> int:
     """Bring the schema to the newest version in one transaction; return that version.
+
+    ``on_applied`` is called with each migration's name once its statements ran
+    (inside the transaction: a later failure still rolls every one back).
 
     An up-to-date file is checked on a read snapshot, so opening a store never
     waits for a writer; only missing versions take the write lock. Raises
@@ -99,6 +108,8 @@ def apply_migrations(db: sqlite3.Connection, path: str, migrations: list[Migrati
                 (migration.version, migration.name, migration.checksum),
             )
             logger.info("applied migration %s to %s", migration.name, path)
+            if on_applied is not None:
+                on_applied(migration.name)
         db.execute("COMMIT")
     except BaseException:
         db.rollback()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -46,15 +46,20 @@ def pending_migrations(path: str | os.PathLike[str]) -> list[str]:
         return [m.name for m in _pending(db, file, shipped_migrations())]
 
 
-def migrate(path: str | os.PathLike[str]) -> list[str]:
+def migrate(
+    path: str | os.PathLike[str], *, on_applied: Callable[[str], object] | None = None
+) -> list[str]:
     """Apply the pending migrations in one transaction (creating the file if need be);
-    the names applied now, ``[]`` when the file was up to date."""
+    the names applied now, ``[]`` when the file was up to date.
+
+    ``on_applied(name)`` is called as each migration runs (for a progress bar).
+    """
     file = os.fspath(path)
     shipped = shipped_migrations()
     with _connected(file) as db:
         pending = _pending(db, file, shipped) if Path(file).exists() else shipped
         if pending:
-            apply_migrations(db, file, shipped)
+            apply_migrations(db, file, shipped, on_applied)
         return [m.name for m in pending]
 
 
