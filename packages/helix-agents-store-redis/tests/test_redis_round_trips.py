@@ -108,6 +108,25 @@ async def test_a_commit_is_one_write_on_the_socket_and_one_command_on_the_server
         assert sent == ["EVALSHA"]
 
 
+async def test_a_listing_page_is_two_script_calls_on_a_standalone_server(
+    private_factory: Callable[..., RedisStateStore], private_redis_url: str
+) -> None:
+    async with (
+        private_factory() as store,
+        aredis.Redis.from_url(private_redis_url, decode_responses=True) as admin,
+        aredis.Redis.from_url(private_redis_url, decode_responses=True) as watcher,
+    ):
+        for _ in range(25):
+            await store.create_session(user_id="lister")
+        await admin.ping()
+        async with watcher.monitor() as monitor:
+            page = await store.list_sessions("lister", first=20)
+            await admin.echo("helix-sentinel")
+            sent = await monitored(monitor, "helix-sentinel")
+        assert len(page.sessions) == 20 and page.next_cursor is not None
+        assert sent == ["EVALSHA", "EVALSHA"]
+
+
 async def test_on_a_cluster_the_listing_takes_one_more_command(
     cluster_factory: Callable[..., RedisStateStore], redis_cluster_url: str
 ) -> None:

@@ -37,7 +37,18 @@ WRITES = (
     "truncate",
 )
 # Read scripts declare only the keys they read (see each script's first lines).
-READS = ("r_clone", "r_hash", "r_output", "r_page", "r_queue", "r_search", "r_tail", "r_window")
+READS = (
+    "r_clone",
+    "r_hash",
+    "r_index",
+    "r_list",
+    "r_output",
+    "r_page",
+    "r_queue",
+    "r_search",
+    "r_tail",
+    "r_window",
+)
 INDEX = ("index_drop", "index_set")
 # Scoped state's steps outside the commit (docs/scoped-state.md): each names its own keys.
 SCOPED = ("scs_announce", "scs_apply", "scs_drop", "scs_settle")
@@ -84,6 +95,11 @@ class Scripts:
         # The server's digest of the bytes it got, whatever the client's encoding.
         sha = self._shas[name] = await self._client.script_load(self._sources[name])
         self._heads[name] = self._wire.head(str(sha)) if self._wire is not None else b""
+
+    async def aclose(self) -> None:
+        """Disconnect the connections the fast path keeps (the client's own stay as they are)."""
+        if self._wire is not None:
+            await self._wire.aclose()
 
     async def run(self, name: str, keys: list[str], args: list[Any]) -> Any:
         """EVALSHA script ``name``; loads it and re-sends once if the server lost it."""
