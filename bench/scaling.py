@@ -40,7 +40,9 @@ def _cluster_url(stack: ExitStack, workdir: Path) -> str | None:
     """``$HELIX_REDIS_CLUSTER_URL``, else a private cluster of local ``redis-server``s."""
     from helix_agents.contract.servers import RedisServers, find_redis_cluster
 
-    servers = RedisServers(workdir / "cluster")
+    root = workdir / "cluster"
+    root.mkdir(exist_ok=True)
+    servers = RedisServers(root)
     stack.callback(servers.stop)
     found = find_redis_cluster(stack, servers)
     if found.url is None:
