@@ -110,8 +110,10 @@ class Wire:
 async def _stale(conn: AbstractConnection) -> bool:
     """Whether a kept connection was closed by the server (idle ``timeout``, ``CLIENT KILL``)
     or holds bytes nobody asked for: as redis-py's pool checks before lending one."""
+    # can_read() since redis-py 8; can_read_destructive() before (same check).
+    check = getattr(conn, "can_read", None) or conn.can_read_destructive
     try:
-        return bool(await conn.can_read())
+        return bool(await check())
     except RedisConnectionError:
         return True
 
