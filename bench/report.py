@@ -196,6 +196,56 @@ def _context(results: dict[str, Any]) -> list[str]:
     return _table(head, rows) if rows else []
 
 
+def _scaling(results: dict[str, Any]) -> list[str]:
+    scaling = results.get("scaling", {})
+    rows = []
+    for where, r in scaling.get("redis", {}).items():
+        one, many = r["tasks"].values()
+        single, multi = r["processes"].values()
+        rows.append(
+            [
+                f"redis {where}",
+                f"{_f(one, 0)} / {_f(many, 0)} (**{_f(many / one)}x**)",
+                f"{_f(single['turns_per_s'], 0)} / {_f(multi['turns_per_s'], 0)} "
+                f"(**{_f(multi['turns_per_s'] / single['turns_per_s'])}x**)",
+                str(multi["errors"] + single["errors"]),
+            ]
+        )
+    sqlite = scaling.get("sqlite", {})
+    if sqlite:
+        single, multi = sqlite.values()
+        rows.append(
+            [
+                "sqlite, one file",
+                "—",
+                f"{_f(single['turns_per_s'], 0)} / {_f(multi['turns_per_s'], 0)} "
+                f"(**{_f(multi['turns_per_s'] / single['turns_per_s'])}x**)",
+                f"{single['errors'] + multi['errors']} {multi['error_kinds'] or ''}",
+            ]
+        )
+    if not rows:
+        return []
+    lines = _table(["store", "turns/s 1 / 16 tasks", "turns/s 1 / 4 processes", "errors"], rows)
+    slots = scaling.get("redis", {}).get("cluster", {}).get("slots")
+    if slots:
+        spread = ", ".join(f"{n:,}" for n in sorted(slots["per_master"].values()))
+        lines += [
+            f"{slots['sessions']:,} sessions on the cluster's masters: {spread} "
+            f"(largest deviation from the mean {100 * slots['max_deviation']:.1f}%).",
+            "",
+        ]
+    wide = scaling.get("postgres")
+    if wide:
+        a = wide["append"]
+        lines += [
+            f"Postgres, {wide['tasks']} tasks on a pool of {wide['pool']}: "
+            f"{_f(wide['turns_per_s'], 0)} turns/s, append p50 {_f(a['p50_ms'])} ms, "
+            f"p99 {_f(a['p99_ms'])} ms.",
+            "",
+        ]
+    return lines
+
+
 def _targets(results: dict[str, Any]) -> list[str]:
     rows = []
     for t in evaluate(results):
@@ -253,6 +303,9 @@ def render(results: dict[str, Any]) -> str:
         "### Context store (docs/context-strategies.md)",
         "",
         *_context(results),
+        "### Scaling out (docs/scaling.md)",
+        "",
+        *_scaling(results),
         "### Conditions of this run",
         "",
         *_conditions(results),

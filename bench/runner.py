@@ -17,6 +17,7 @@ from .config import Servers, Settings
 from .context import measure_context
 from .floors import Floors
 from .growth import measure_growth, measure_listing
+from .scaling import measure_scaling
 from .sdk_runner import measure_runner_turns
 from .systems import NAMESPACE, all_subjects, graph_subjects, helix_subject, session_pairs
 from .systems.ours import HelixSubject
@@ -27,7 +28,7 @@ __all__ = ["PHASES", "run"]
 
 log = logging.getLogger("bench")
 
-PHASES = ("turns", "runner", "growth", "concurrency", "checkpoints", "context", "adk")
+PHASES = ("turns", "runner", "growth", "concurrency", "checkpoints", "context", "adk", "scaling")
 _OURS = ("memory", "sqlite", "postgres", "redis")
 
 
@@ -124,6 +125,7 @@ async def run(settings: Settings, servers: Servers, phases: tuple[str, ...]) -> 
         "context": {},
         "runner": [],
         "adk": {},
+        "scaling": {},
     }
     workdir = Path(tempfile.mkdtemp(prefix="helixbench-"))
     try:
@@ -138,6 +140,8 @@ async def run(settings: Settings, servers: Servers, phases: tuple[str, ...]) -> 
             await _checkpoints(settings, servers, workdir, out)
         if "adk" in phases:
             out["adk"] = await measure_adk(settings, servers, workdir)
+        if "scaling" in phases:
+            out["scaling"] = await measure_scaling(settings, servers, workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     out["meta"].update(await conditions(servers, "end"))

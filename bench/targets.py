@@ -11,9 +11,10 @@ __all__ = ["PEERS", "Target", "evaluate", "paired_ratios"]
 
 PEERS: dict[str, list[tuple[str, float]]] = {
     "helix sqlite": [("SDK SQLiteSession", 1.5), ("LangGraph AsyncSqliteSaver", 0.0)],
-    "helix sqlite (FULL)": [("SDK SQLiteSession", 0.0)],
+    # Like-for-like durability: SQLiteSession runs with SQLite's default synchronous=FULL.
+    "helix sqlite (FULL)": [("SDK SQLiteSession", 1.5)],
     "helix redis": [("SDK RedisSession", 2.0)],
-    "helix postgres": [("SDK SQLAlchemySession", 3.0), ("LangGraph AsyncPostgresSaver", 3.0)],
+    "helix postgres": [("SDK SQLAlchemySession", 3.5), ("LangGraph AsyncPostgresSaver", 4.0)],
     "LangGraph on helix sqlite": [("LangGraph AsyncSqliteSaver", 0.0)],
     "LangGraph on helix postgres": [("LangGraph AsyncPostgresSaver", 0.0)],
     "HelixSession sqlite": [("SDK SQLiteSession", 0.0)],
@@ -25,7 +26,13 @@ PEERS: dict[str, list[tuple[str, float]]] = {
 The ``HelixSession`` pairs also name the ``runner`` phase's subjects (the SDK's runner turn).
 """
 
-_FLOORS = {"helix redis": "redis PING", "helix postgres": "postgres 1-RT insert tx"}
+_FLOORS: dict[str, tuple[str, float]] = {
+    "helix redis": ("redis PING", 2.0),
+    "helix postgres": ("postgres 1-RT insert tx", 2.0),
+    "helix sqlite": ("sqlite 3-row insert+commit (NORMAL)", 1.5),
+    "helix sqlite (FULL)": ("sqlite 3-row insert+commit (FULL)", 1.5),
+}
+"""Our store -> the server floor its append p50 is held to, and the bound on the ratio."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,10 +81,10 @@ def _ratio_targets(results: dict[str, Any]) -> list[Target]:
 def _floor_targets(results: dict[str, Any]) -> list[Target]:
     turns, floors = _by_name(results), results.get("floors", {})
     out = []
-    for ours, floor in _FLOORS.items():
+    for ours, (floor, bound) in _FLOORS.items():
         if ours in turns and floor in floors:
             v = turns[ours]["append"]["p50_ms"] / floors[floor]["p50_ms"]
-            out.append(Target(f"{ours} append p50 / {floor} p50", v, v, v, 2.5, False))
+            out.append(Target(f"{ours} append p50 / {floor} p50", v, v, v, bound, False))
     return out
 
 
@@ -97,6 +104,12 @@ def _growth_targets(results: dict[str, Any]) -> list[Target]:
         v = listing["list"][big]["p50_ms"] / listing["list"][small]["p50_ms"]
         text = f"helix {server} first page p50 at {big} / at {small} sessions"
         out.append(Target(text, v, v, v, 2.0, False))
+        tail = results.get("growth", {}).get(server, {}).get("read", {})
+        if tail:
+            smallest = str(min(int(s) for s in tail))
+            v = listing["list"][small]["p50_ms"] / tail[smallest]["p50_ms"]
+            text = f"helix {server} first page p50 / its tail read p50 (at {smallest} rows)"
+            out.append(Target(text, v, v, v, 2.0, False))
     return out
 
 
@@ -142,6 +155,24 @@ def _context_targets(results: dict[str, Any]) -> list[Target]:
     return out
 
 
+def _scaling_targets(results: dict[str, Any]) -> list[Target]:
+    scaling, out = results.get("scaling", {}), []
+    slots = scaling.get("redis", {}).get("cluster", {}).get("slots")
+    if slots:
+        v = slots["max_deviation"]
+        text = f"redis cluster: {slots['sessions']:,} sessions per master, largest deviation"
+        out.append(Target(text, v, v, v, 0.10, False))
+    wide = scaling.get("postgres")
+    if wide:
+        v = wide["append"]["p99_ms"] / wide["append"]["p50_ms"]
+        text = f"helix postgres {wide['tasks']} tasks on a pool of {wide['pool']}: append p99 / p50"
+        out.append(Target(text, v, v, v, 10.0, False))
+    for n, run in scaling.get("sqlite", {}).items():
+        v = float(run["errors"])
+        out.append(Target(f"helix sqlite {n} processes on one file: errors", v, v, v, 0.0, False))
+    return out
+
+
 def evaluate(results: dict[str, Any]) -> list[Target]:
     """Every target the run has the data for."""
     return [
@@ -151,4 +182,5 @@ def evaluate(results: dict[str, Any]) -> list[Target]:
         *_concurrency_targets(results),
         *_checkpoint_targets(results),
         *_context_targets(results),
+        *_scaling_targets(results),
     ]

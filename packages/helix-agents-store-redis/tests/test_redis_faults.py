@@ -87,6 +87,22 @@ async def test_client_kill_mid_commit_then_retry_lands_once(
         assert await store.get_messages(sid) == [row("first"), row("second")]
 
 
+async def test_a_connection_closed_while_idle_is_replaced_before_the_next_call(
+    private_factory: Callable[..., RedisStateStore], admin: aredis.Redis
+) -> None:
+    async with private_factory(client_name="helix-idle") as store:
+        sid = (await store.create_session()).id
+        await store.append_messages(sid, MessageCommit(messages=(row("first"),)))
+        assert await store.get_message_count(sid) == 1
+        # What the server's idle `timeout` does: every connection of the store is closed.
+        killed = await admin.client_kill_filter(_type="normal", skipme=True)
+        assert killed >= 1
+        turn = MessageCommit(messages=(row("second"),), expect_message_count=1)
+        landed = await store.append_messages(sid, turn)
+        assert (landed.first_index, landed.message_count) == (1, 2)
+        assert await store.get_messages(sid) == [row("first"), row("second")]
+
+
 async def test_reply_lost_after_commit_landed_then_retry_replays(
     private_factory: Callable[..., RedisStateStore], admin: aredis.Redis
 ) -> None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
+from contextlib import AsyncExitStack
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 import redis.asyncio as aredis
+from redis.crc import key_slot
 
 from helix_agents.core import (
     ChatMessage,
@@ -108,6 +111,25 @@ async def test_a_commit_is_one_write_on_the_socket_and_one_command_on_the_server
         assert sent == ["EVALSHA"]
 
 
+async def test_a_listing_page_is_two_script_calls_on_a_standalone_server(
+    private_factory: Callable[..., RedisStateStore], private_redis_url: str
+) -> None:
+    async with (
+        private_factory() as store,
+        aredis.Redis.from_url(private_redis_url, decode_responses=True) as admin,
+        aredis.Redis.from_url(private_redis_url, decode_responses=True) as watcher,
+    ):
+        for _ in range(25):
+            await store.create_session(user_id="lister")
+        await admin.ping()
+        async with watcher.monitor() as monitor:
+            page = await store.list_sessions("lister", first=20)
+            await admin.echo("helix-sentinel")
+            sent = await monitored(monitor, "helix-sentinel")
+        assert len(page.sessions) == 20 and page.next_cursor is not None
+        assert sent == ["EVALSHA", "EVALSHA"]
+
+
 async def test_on_a_cluster_the_listing_takes_one_more_command(
     cluster_factory: Callable[..., RedisStateStore], redis_cluster_url: str
 ) -> None:
@@ -142,3 +164,82 @@ async def test_pop_and_replace_are_one_command_each(
         assert (result.first_index, result.message_count) == (1, 2)
         assert len(CountingConnection.writes) == 2
         assert sent == ["EVALSHA", "EVALSHA"]
+
+
+_ARG = re.compile(r'"(.*?)(?<!\\)"')
+
+
+async def commands_until(monitor: Any, sentinel: str) -> list[list[str]]:
+    """Every client command (not those scripts ran) on a MONITOR, as its arguments,
+    until ``ECHO sentinel``."""
+    sent: list[list[str]] = []
+    while True:
+        line = await monitor.connection.read_response()
+        _, _, rest = (line.decode() if isinstance(line, bytes) else line).partition(" ")
+        head, _, command = rest.partition("] ")
+        if head.endswith(" lua"):
+            continue
+        args = [a.replace('\\"', '"') for a in _ARG.findall(command)]
+        if args == ["ECHO", sentinel]:
+            return sent
+        sent.append(args)
+
+
+async def keys_of(node: aredis.Redis, args: list[str]) -> list[bytes | str]:
+    """The keys of a command, as the server finds them (``COMMAND GETKEYS``)."""
+    if len(args) < 2:  # PING, COMMAND, ...: no keys
+        return []
+    try:
+        keys = await node.command_getkeys(*args)
+    except aredis.ResponseError as exc:  # CLUSTER SLOTS, SCRIPT LOAD, ...: no keys
+        if "no key arguments" not in str(exc):
+            raise
+        return []
+    return keys
+
+
+async def test_on_a_cluster_no_command_on_any_node_spans_two_slots(
+    cluster_factory: Callable[..., RedisStateStore], redis_cluster_url: str
+) -> None:
+    urls = [f"redis://{n}" for n in redis_cluster_url.removeprefix("redis+cluster://").split(",")]
+    async with AsyncExitStack() as stack:
+        nodes = [
+            await stack.enter_async_context(aredis.Redis.from_url(u, decode_responses=True))
+            for u in urls
+        ]
+        watchers = [
+            await stack.enter_async_context(aredis.Redis.from_url(u, decode_responses=True))
+            for u in urls
+        ]
+        for node in nodes:
+            await node.ping()
+        monitors = [await stack.enter_async_context(w.monitor()) for w in watchers]
+        async with cluster_factory() as store:
+            # Every kind of call: writes with a user (the listing's second step), reads,
+            # the listing, pops, a clone, deletes.
+            sids = []
+            for _ in range(6):
+                sid, commit = await prepared(store, "monitor-user")
+                await store.append_messages(sid, commit)
+                sids.append(sid)
+            for sid in sids:
+                await store.get_messages(sid, limit=2)
+                await store.get_session(sid)
+                await store.get_message_count(sid)
+            page = await store.list_sessions("monitor-user", first=4)
+            assert page.next_cursor is not None
+            await store.list_sessions("monitor-user", first=4, cursor=page.next_cursor)
+            await store.pop_messages(sids[0], 1)
+            copy = await store.clone_session(sids[1])
+            for sid in (*sids, copy.id):
+                assert await store.delete_session(sid)
+        for node in nodes:
+            await node.echo("helix-slots")
+        seen = 0
+        for node, monitor in zip(nodes, monitors, strict=True):
+            for args in await commands_until(monitor, "helix-slots"):
+                keys = await keys_of(node, args)
+                slots = {key_slot(k.encode() if isinstance(k, str) else k) for k in keys}
+                assert len(slots) <= 1, args[:8]
+                seen += len(keys) > 0
+        assert seen >= 30  # the workload's commands were all seen

@@ -117,8 +117,11 @@ class StoreBase:
 
     async def close(self) -> None:
         """Close the client if the store created it; every later call is StoreUnavailableError."""
-        client, self._client, self._scripts = self._client, None, None
+        client, scripts = self._client, self._scripts
+        self._client, self._scripts = None, None
         self._closed = True
+        if scripts is not None:
+            await scripts.aclose()
         if client is not None and self._owns_client:
             await client.aclose()
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from redis.asyncio import Redis, RedisCluster
+
 from helix_agents.core import SessionsPage, SessionSummary
 from helix_agents.core.backend import check_id, decode_sessions_cursor, encode_sessions_cursor
 from helix_agents.core.limits import check_listing_first
@@ -75,7 +77,22 @@ class ListingMixin(StoreBase):
         self, ukey: str, position: _Entry | None, need: int
     ) -> tuple[list[_Entry], bool]:
         """Up to ``need`` index entries after ``position``; and whether the index ends there."""
-        client, _ = self._live()
+        client, scripts = self._live()
+        if not self.cluster:
+            score = "" if position is None else position[1]
+            ties_flat, rest_flat = await scripts.run("r_index", [ukey], [need, score])
+            replies: list[Any] = [_pairs(ties_flat), _pairs(rest_flat)]
+        else:
+            replies = await self._index_pipeline(client, ukey, position, need)
+        rest = _entries(replies[-1])
+        ties = [] if position is None else [e for e in _entries(replies[0]) if e[0] > position[0]]
+        candidates = ties + rest
+        return candidates[:need], len(candidates) <= need and len(rest) < need
+
+    @staticmethod
+    async def _index_pipeline(
+        client: Redis | RedisCluster, ukey: str, position: _Entry | None, need: int
+    ) -> list[Any]:
         pipe = client.pipeline(transaction=False)
         if position is None:
             pipe.zrange(ukey, "-inf", "+inf", byscore=True, offset=0, num=need, withscores=True)
@@ -86,17 +103,22 @@ class ListingMixin(StoreBase):
                 ukey, f"({score}", "+inf", byscore=True, offset=0, num=need, withscores=True
             )
         replies: list[Any] = await pipe.execute()
-        rest = _entries(replies[-1])
-        ties = [] if position is None else [e for e in _entries(replies[0]) if e[0] > position[0]]
-        candidates = ties + rest
-        return candidates[:need], len(candidates) <= need and len(rest) < need
+        return replies
 
     async def _summaries(self, batch: list[_Entry], user_id: str) -> list[SessionSummary | None]:
         """Each session's summary, or ``None`` where it is gone or not the user's."""
         if not batch:
             return []
-        client, _ = self._live()
+        client, scripts = self._live()
         keys = self.options.keys
+        if not self.cluster:
+            # One read script on a standalone server; a cluster's sessions lie in many slots.
+            named = [k for sid, _ in batch for k in (keys.meta(sid), keys.approvals(sid))]
+            reply = text(await scripts.run("r_list", named, [user_id]))
+            return [
+                None if row == "-" else _summary(sid, *row.split(","))
+                for (sid, _), row in zip(batch, reply.split(" "), strict=True)
+            ]
         pipe = client.pipeline(transaction=False)
         for sid, _ in batch:
             pipe.hmget(keys.meta(sid), ["created", "la", "count", "user"])
@@ -108,16 +130,23 @@ class ListingMixin(StoreBase):
             if created is None or owner != user_id:
                 out.append(None)
                 continue
-            out.append(
-                SessionSummary(
-                    id=sid,
-                    created_at=from_micros(created),
-                    last_activity_at=from_micros(la),
-                    message_count=int(count),
-                    pending_approvals=int(pending),
-                )
-            )
+            out.append(_summary(sid, created, la, count, pending))
         return out
+
+
+def _summary(sid: str, created: Any, la: Any, count: Any, pending: Any) -> SessionSummary:
+    return SessionSummary(
+        id=sid,
+        created_at=from_micros(created),
+        last_activity_at=from_micros(la),
+        message_count=int(count),
+        pending_approvals=int(pending),
+    )
+
+
+def _pairs(flat: list[Any]) -> list[tuple[Any, float]]:
+    """A script's flat ``ZRANGE … WITHSCORES`` reply as (member, score) pairs."""
+    return [(flat[i], float(flat[i + 1])) for i in range(0, len(flat), 2)]
 
 
 def _entries(reply: list[Any]) -> list[_Entry]:

@@ -1,0 +1,127 @@
+"""EVALSHA packed in one pass and sent on connections of the store's own.
+
+redis-py's generic command path (``execute_command``: its retry wrapper,
+observability hooks, the per-argument packer, the pool's lock and checks, and
+a timeout task around every socket write) costs more client time per call than
+the server spends running a commit (docs/performance.md). A standalone
+client's scripts go this shorter way: the command head is encoded once per
+script, the keys and arguments in one pass, and the call is sent on a
+connection made with the client's own settings (address, credentials, TLS,
+database), held by the store between calls, under one timeout for the whole
+call. A cluster client keeps the generic path (slot routing, ``MOVED``/``ASK``).
+
+The store never retries a command on its own (see ``_client.py``); here a call
+is sent once whatever retry policy a caller's own client carries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from redis.asyncio import Redis, RedisCluster
+from redis.asyncio.connection import AbstractConnection
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+__all__ = ["Wire", "wire_for"]
+
+# Connections kept between calls; more are made for a burst and closed after it.
+_KEEP = 16
+
+
+class Wire:
+    """Sends ``EVALSHA`` for one standalone client; :meth:`head` is encoded once per sha."""
+
+    def __init__(self, client: Redis) -> None:
+        pool = client.connection_pool
+        kwargs = pool.connection_kwargs
+        self._timeout: float | None = kwargs.get("socket_timeout")
+        self._make: Callable[[], AbstractConnection] = lambda: pool.connection_class(**kwargs)
+        self._idle: list[AbstractConnection] = []
+        self._encoder = pool.get_encoder()  # type: ignore[no-untyped-call]  # redis-py
+        self._utf8 = (
+            kwargs.get("encoding", "utf-8").lower().replace("_", "-") in ("utf-8", "utf8")
+            and kwargs.get("encoding_errors", "strict") == "strict"
+        )
+
+    @staticmethod
+    def head(sha: str) -> bytes:
+        """``EVALSHA <sha>`` as RESP bulk strings (the array header comes per call)."""
+        return b"$7\r\nEVALSHA\r\n$%d\r\n%s\r\n" % (len(sha), sha.encode())
+
+    def _encode(self, value: Any) -> bytes:
+        if type(value) is str and self._utf8:
+            return value.encode()
+        if type(value) is int:
+            return b"%d" % value
+        encoded: bytes = self._encoder.encode(value)  # what redis-py would send, or DataError
+        return encoded
+
+    def pack(self, head: bytes, keys: list[str], args: list[Any]) -> bytes:
+        """The whole command: ``EVALSHA sha numkeys *keys *args`` in RESP."""
+        parts = [self._encode(v) for v in (len(keys), *keys, *args)]
+        return b"".join(
+            [
+                b"*%d\r\n" % (len(parts) + 2),
+                head,
+                *[b"$%d\r\n%s\r\n" % (len(p), p) for p in parts],
+            ]
+        )
+
+    async def call(self, packed: bytes) -> Any:
+        """Send ``packed`` and read its reply (an error reply raises its ResponseError).
+
+        A connection disconnects itself on an I/O error, a timeout or a
+        cancellation mid-call (so it never holds a reply still owed) and
+        reconnects on its next call; one the server closed while it was kept
+        reconnects before it sends.
+        """
+        conn = self._idle.pop() if self._idle else self._make()
+        try:
+            if conn.is_connected and await _stale(conn):
+                await conn.disconnect()
+            if not conn.is_connected:
+                # The handshake runs under redis-py's own timeouts, so a failure there
+                # is known to have sent nothing.
+                conn.socket_timeout = self._timeout
+                await conn.connect()  # type: ignore[no-untyped-call]  # redis-py
+            # The call itself: one timeout around it instead of one per write and read.
+            conn.socket_timeout = None
+            async with asyncio.timeout(self._timeout):
+                await conn.send_packed_command(packed)
+                return await conn.read_response()
+        except TimeoutError:
+            raise RedisTimeoutError("Timeout talking to the Redis server") from None
+        finally:
+            if len(self._idle) < _KEEP:
+                self._idle.append(conn)
+            else:
+                await conn.disconnect()
+
+    async def aclose(self) -> None:
+        """Disconnect the connections kept between calls."""
+        idle, self._idle = self._idle, []
+        for conn in idle:
+            await conn.disconnect()
+
+
+async def _stale(conn: AbstractConnection) -> bool:
+    """Whether a kept connection was closed by the server (idle ``timeout``, ``CLIENT KILL``)
+    or holds bytes nobody asked for: as redis-py's pool checks before lending one."""
+    # can_read() since redis-py 8; can_read_destructive() before (same check).
+    check = getattr(conn, "can_read", None) or conn.can_read_destructive
+    try:
+        return bool(await check())
+    except RedisConnectionError:
+        return True
+
+
+def wire_for(client: Redis | RedisCluster) -> Wire | None:
+    """The fast path for a standalone client of a pool; ``None`` for a cluster or a client
+    pinned to one connection (``single_connection_client``), which keep the generic path."""
+    pinned = getattr(client, "single_connection_client", False)
+    if isinstance(client, Redis) and client.connection is None and not pinned:
+        return Wire(client)
+    return None
