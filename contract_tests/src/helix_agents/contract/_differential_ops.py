@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from helix_agents.core import (
     ChatMessage,
     Checkpoint,
-    CommitResult,
     ContextItem,
     ContextItemDelivery,
     ContextMessage,
@@ -38,10 +37,10 @@ __all__ = ["CONTEXT_OPS", "RETENTION", "SESSION_OPS", "Example", "Op", "apply"]
 Op = tuple[Any, ...]
 
 RUNS = st.sampled_from(["r1", "r2", "r3"])
-FENCE = st.none() | RUNS
+FENCE = st.one_of(st.none(), st.none(), RUNS)  # unfenced twice as often: most writes land
 SMALL = st.integers(0, 5)
-APPROVALS = st.sampled_from(["a1", "a2", "a3"])
-CHECKPOINTS = st.sampled_from(["p1", "p2", "p3"])
+APPROVALS = st.sampled_from(["a1", "a2"])
+CHECKPOINTS = st.sampled_from(["p1", "p2"])
 RETENTION = 4  # both stores keep the newest 4 rows, so rewinds can fall below them
 
 # Stored outputs: an op names the n-th output its example stored (each store its own id);
@@ -82,7 +81,8 @@ PLAIN_APPEND: st.SearchStrategy[Op] = st.tuples(
     SCOPED,
 )
 
-SESSION_OPS: st.SearchStrategy[Op] = st.one_of(
+# Lists of strategies, drawn uniformly: an operation listed twice is drawn twice as often.
+SESSION_OPS: list[st.SearchStrategy[Op]] = [
     APPEND,
     PLAIN_APPEND,
     PLAIN_APPEND,
@@ -93,9 +93,9 @@ SESSION_OPS: st.SearchStrategy[Op] = st.one_of(
     st.tuples(st.just("pop"), st.integers(1, 3), FENCE),
     st.tuples(st.just("replace"), SMALL, st.integers(0, 2), SMALL, FENCE),
     st.tuples(st.just("finish"), RUNS, st.sampled_from(["completed", "cancelled"])),
-    st.tuples(st.just("approvals"), st.lists(APPROVALS, min_size=1, max_size=2), FENCE),
-    st.tuples(st.just("resolve"), APPROVALS),
-    st.tuples(st.just("checkpoint"), CHECKPOINTS, st.integers(0, 6), FENCE),
+    *[st.tuples(st.just("approvals"), st.lists(APPROVALS, min_size=1, max_size=2), FENCE)] * 2,
+    *[st.tuples(st.just("resolve"), APPROVALS)] * 2,
+    *[st.tuples(st.just("checkpoint"), CHECKPOINTS, st.integers(0, 4), FENCE)] * 2,
     st.tuples(st.just("ckpt_delete"), st.lists(CHECKPOINTS, max_size=2)),
     st.tuples(
         st.just("ckpt_page"), st.sampled_from(["", "p", "p2"]), st.none() | CHECKPOINTS, SMALL
@@ -104,9 +104,9 @@ SESSION_OPS: st.SearchStrategy[Op] = st.one_of(
     st.tuples(st.just("clone"), st.none() | st.integers(0, 6)),
     st.tuples(st.just("clear")),
     st.tuples(st.just("scoped"), st.sampled_from(["session", "user"])),
-)
+]
 
-CONTEXT_OPS: st.SearchStrategy[Op] = st.one_of(
+CONTEXT_OPS: list[st.SearchStrategy[Op]] = [
     st.tuples(
         st.just("out_store"),
         st.integers(0, len(CONTENTS) - 1),
@@ -128,7 +128,7 @@ CONTEXT_OPS: st.SearchStrategy[Op] = st.one_of(
     st.tuples(
         st.just("search"), st.none() | PATTERNS, st.none() | st.just("t1"), st.integers(0, 3)
     ),
-)
+]
 
 
 @dataclass
@@ -248,8 +248,8 @@ async def _records(store: SessionStateStore, sid: str, op: Op, seed: int) -> obj
             for a in op[1]
         ]
         return await store.add_pending_approvals(sid, approvals, fence_run_id=op[2])
-    if kind == "resolve":
-        return await store.resolve_approval(sid, op[1])
+    if kind == "resolve":  # twice: exactly one caller resolves it
+        return [await store.resolve_approval(sid, op[1]) for _ in range(2)]
     if kind == "checkpoint":
         checkpoint = Checkpoint(
             checkpoint_id=op[1], run_id="r1", message_count=op[2], state={"s": seed}, created_at=T0

@@ -96,11 +96,11 @@ def run_differential(
         runner.run(model.__aenter__())
         ops = SESSION_OPS
         if isinstance(store, ContextStore) and isinstance(model, ContextStore):
-            ops = st.one_of(SESSION_OPS, CONTEXT_OPS)
+            ops = SESSION_OPS + CONTEXT_OPS
         try:
 
             @settings(settings.get_profile(name))
-            @given(sequence=st.lists(ops, min_size=5, max_size=14))
+            @given(sequence=st.lists(st.one_of(ops), min_size=5, max_size=14))
             def check(sequence: list[Op]) -> None:
                 nonlocal compared
                 sid = f"diff-{uuid.uuid4().hex[:12]}"
