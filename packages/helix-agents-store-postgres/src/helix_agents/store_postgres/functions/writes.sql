@@ -28,18 +28,46 @@ RETURNS jsonb LANGUAGE sql STABLE AS $$
         'metadata', s.metadata::text)
 $$;
 
+-- The preamble of a session write: the session row, locked FOR UPDATE, and the
+-- refusal that ends the write before anything else (NULL when it may go on): no
+-- such session, then a stale fence (p_fence NULL: no fence; a write whose other
+-- checks come before the fence passes NULL and checks the fence itself).
+-- Called as ``l := __agents_lock(...)``: a plpgsql INTO list cannot hold a row.
+CREATE OR REPLACE FUNCTION __agents_lock(
+    p_session text, p_fence text, OUT s __agents_sessions, OUT refusal jsonb
+) LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+BEGIN
+    SELECT * INTO s FROM __agents_sessions WHERE session_id = p_session FOR UPDATE;
+    IF NOT FOUND THEN
+        refusal := jsonb_build_object('refused', 'session_not_found');
+    ELSIF NOT __agents_fenced(s, p_fence) THEN
+        refusal := __agents_refusal('superseded', s);
+    END IF;
+END
+$$;
+
+-- A landed write moves the session's last activity forward.
+CREATE OR REPLACE FUNCTION __agents_touch(s __agents_sessions, p_now timestamptz)
+RETURNS void LANGUAGE sql SET search_path FROM CURRENT AS $$
+    UPDATE __agents_sessions
+    SET last_activity_at = __agents_next_activity(s.last_activity_at, p_now)
+    WHERE session_id = s.session_id
+$$;
+
 CREATE OR REPLACE FUNCTION __agents_truncate(
     p_session text, p_keep bigint, p_fence text, p_now timestamptz
 ) RETURNS jsonb LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
+    l record;  -- __agents_lock's row (l.s) and refusal
     s        __agents_sessions%ROWTYPE;
     v_reason text;
     v_ui     bigint;
 BEGIN
-    SELECT * INTO s FROM __agents_sessions WHERE session_id = p_session FOR UPDATE;
-    IF NOT FOUND THEN
-        RETURN jsonb_build_object('refused', 'session_not_found');
+    l := __agents_lock(p_session, NULL);
+    IF l.refusal IS NOT NULL THEN
+        RETURN l.refusal;
     END IF;
+    s := l.s;
     IF p_keep < 0 OR p_keep > s.message_count THEN
         v_reason := 'invalid';
     ELSIF NOT __agents_fenced(s, p_fence) THEN
@@ -64,12 +92,14 @@ CREATE OR REPLACE FUNCTION __agents_finish_run(
     p_session text, p_run text, p_status text, p_now timestamptz
 ) RETURNS jsonb LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
+    l record;  -- __agents_lock's row (l.s) and refusal
     s __agents_sessions%ROWTYPE;
 BEGIN
-    SELECT * INTO s FROM __agents_sessions WHERE session_id = p_session FOR UPDATE;
-    IF NOT FOUND THEN
-        RETURN jsonb_build_object('refused', 'session_not_found');
+    l := __agents_lock(p_session, NULL);
+    IF l.refusal IS NOT NULL THEN
+        RETURN l.refusal;
     END IF;
+    s := l.s;
     IF p_status NOT IN ('completed', 'failed', 'cancelled', 'awaiting_approval') THEN
         RETURN __agents_refusal('invalid', s);
     END IF;
@@ -91,16 +121,15 @@ CREATE OR REPLACE FUNCTION __agents_record(
     p_fence text, p_now timestamptz
 ) RETURNS jsonb LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
+    l record;  -- __agents_lock's row (l.s) and refusal
     s     __agents_sessions%ROWTYPE;
     v_new integer;
 BEGIN
-    SELECT * INTO s FROM __agents_sessions WHERE session_id = p_session FOR UPDATE;
-    IF NOT FOUND THEN
-        RETURN jsonb_build_object('refused', 'session_not_found');
+    l := __agents_lock(p_session, p_fence);
+    IF l.refusal IS NOT NULL THEN
+        RETURN l.refusal;
     END IF;
-    IF NOT __agents_fenced(s, p_fence) THEN
-        RETURN __agents_refusal('superseded', s);
-    END IF;
+    s := l.s;
     IF p_late THEN
         INSERT INTO __agents_late_answers (session_id, call_id, at, body)
         VALUES (p_session, p_key, p_at, p_body) ON CONFLICT DO NOTHING;
@@ -110,9 +139,7 @@ BEGIN
     END IF;
     GET DIAGNOSTICS v_new = ROW_COUNT;
     IF v_new > 0 THEN
-        UPDATE __agents_sessions
-        SET last_activity_at = __agents_next_activity(s.last_activity_at, p_now)
-        WHERE session_id = p_session;
+        PERFORM __agents_touch(s, p_now);
     END IF;
     RETURN jsonb_build_object('recorded', v_new > 0);
 END
@@ -124,16 +151,15 @@ CREATE OR REPLACE FUNCTION __agents_add_approvals(
     p_fence text, p_now timestamptz
 ) RETURNS jsonb LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
+    l record;  -- __agents_lock's row (l.s) and refusal
     s     __agents_sessions%ROWTYPE;
     v_new integer;
 BEGIN
-    SELECT * INTO s FROM __agents_sessions WHERE session_id = p_session FOR UPDATE;
-    IF NOT FOUND THEN
-        RETURN jsonb_build_object('refused', 'session_not_found');
+    l := __agents_lock(p_session, p_fence);
+    IF l.refusal IS NOT NULL THEN
+        RETURN l.refusal;
     END IF;
-    IF NOT __agents_fenced(s, p_fence) THEN
-        RETURN __agents_refusal('superseded', s);
-    END IF;
+    s := l.s;
     INSERT INTO __agents_approvals (session_id, approval_id, requested_at, body)
     SELECT p_session, a.id, a.requested_at, a.body
     FROM unnest(p_ids, p_requested, p_bodies) WITH ORDINALITY AS a(id, requested_at, body, ord)
@@ -141,9 +167,7 @@ BEGIN
     ON CONFLICT DO NOTHING;
     GET DIAGNOSTICS v_new = ROW_COUNT;
     IF v_new > 0 THEN
-        UPDATE __agents_sessions
-        SET last_activity_at = __agents_next_activity(s.last_activity_at, p_now)
-        WHERE session_id = p_session;
+        PERFORM __agents_touch(s, p_now);
     END IF;
     RETURN '{}';
 END
@@ -153,13 +177,15 @@ CREATE OR REPLACE FUNCTION __agents_resolve_approval(
     p_session text, p_approval text, p_now timestamptz
 ) RETURNS jsonb LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
+    l record;  -- __agents_lock's row (l.s) and refusal
     s          __agents_sessions%ROWTYPE;
     v_resolved boolean;
 BEGIN
-    SELECT * INTO s FROM __agents_sessions WHERE session_id = p_session FOR UPDATE;
-    IF NOT FOUND THEN
-        RETURN jsonb_build_object('refused', 'session_not_found');
+    l := __agents_lock(p_session, NULL);
+    IF l.refusal IS NOT NULL THEN
+        RETURN l.refusal;
     END IF;
+    s := l.s;
     SELECT a.resolved INTO v_resolved FROM __agents_approvals a
     WHERE a.session_id = p_session AND a.approval_id = p_approval;
     IF NOT FOUND THEN
@@ -170,9 +196,7 @@ BEGIN
     END IF;
     UPDATE __agents_approvals SET resolved = true
     WHERE session_id = p_session AND approval_id = p_approval;
-    UPDATE __agents_sessions
-    SET last_activity_at = __agents_next_activity(s.last_activity_at, p_now)
-    WHERE session_id = p_session;
+    PERFORM __agents_touch(s, p_now);
     RETURN jsonb_build_object('resolution', 'resolved');
 END
 $$;
@@ -182,13 +206,15 @@ CREATE OR REPLACE FUNCTION __agents_save_checkpoint(
     p_body jsonb, p_fence text, p_now timestamptz
 ) RETURNS jsonb LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
+    l record;  -- __agents_lock's row (l.s) and refusal
     s     __agents_sessions%ROWTYPE;
     v_new integer;
 BEGIN
-    SELECT * INTO s FROM __agents_sessions WHERE session_id = p_session FOR UPDATE;
-    IF NOT FOUND THEN
-        RETURN jsonb_build_object('refused', 'session_not_found');
+    l := __agents_lock(p_session, NULL);
+    IF l.refusal IS NOT NULL THEN
+        RETURN l.refusal;
     END IF;
+    s := l.s;
     IF p_message_count > s.message_count THEN
         RETURN __agents_refusal('invalid', s);
     END IF;
@@ -201,9 +227,7 @@ BEGIN
     ON CONFLICT DO NOTHING;
     GET DIAGNOSTICS v_new = ROW_COUNT;
     IF v_new > 0 THEN
-        UPDATE __agents_sessions
-        SET last_activity_at = __agents_next_activity(s.last_activity_at, p_now)
-        WHERE session_id = p_session;
+        PERFORM __agents_touch(s, p_now);
     END IF;
     RETURN jsonb_build_object('recorded', v_new > 0);
 END
@@ -214,12 +238,14 @@ $$;
 CREATE OR REPLACE FUNCTION __agents_clear(p_session text, p_now timestamptz)
 RETURNS jsonb LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
+    l record;  -- __agents_lock's row (l.s) and refusal
     s __agents_sessions%ROWTYPE;
 BEGIN
-    SELECT * INTO s FROM __agents_sessions WHERE session_id = p_session FOR UPDATE;
-    IF NOT FOUND THEN
-        RETURN jsonb_build_object('refused', 'session_not_found');
+    l := __agents_lock(p_session, NULL);
+    IF l.refusal IS NOT NULL THEN
+        RETURN l.refusal;
     END IF;
+    s := l.s;
     DELETE FROM __agents_messages WHERE session_id = p_session;
     DELETE FROM __agents_context_items WHERE session_id = p_session;
     DELETE FROM __agents_late_answers WHERE session_id = p_session;
