@@ -165,7 +165,7 @@ def _rows(n: int, seed: int) -> tuple[Message, ...]:
 
 def _commit(ex: Example, op: Op, seed: int) -> MessageCommit:
     _, n, start, fence, expect, items, late, cid, scope = op
-    deltas = ()
+    deltas: tuple[ScopedStateDelta, ...] = ()
     if scope is not None:
         owner = None if scope == "session" else f"{ex.sid}-u"
         deltas = (ScopedStateDelta(scope=scope, owner=owner, changes={f"k{seed % 2}": seed}),)
@@ -214,7 +214,8 @@ async def apply(ex: Example, op: Op, seed: int) -> object:
         answer = LateAnswer(call_id=op[1], tool_name="t", output="late", at=T0)
         return await store.record_late_answer(sid, answer, fence_run_id=op[2])
     if kind == "truncate":
-        return await store.truncate_messages(sid, op[1], fence_run_id=op[2])
+        await store.truncate_messages(sid, op[1], fence_run_id=op[2])
+        return None
     if kind == "pop":
         return await store.pop_messages(sid, op[1], fence_run_id=op[2])
     if kind == "replace":
@@ -224,7 +225,8 @@ async def apply(ex: Example, op: Op, seed: int) -> object:
         )
     if kind == "finish":
         status: Literal["completed", "cancelled"] = op[2]
-        return await store.finish_run(sid, op[1], status)
+        await store.finish_run(sid, op[1], status)
+        return None
     if kind in ("approvals", "resolve", "checkpoint", "ckpt_delete", "ckpt_page"):
         return await _records(store, sid, op, seed)
     if kind == "page":
@@ -232,7 +234,8 @@ async def apply(ex: Example, op: Op, seed: int) -> object:
     if kind == "clone":
         return await _clone(store, sid, op[1], seed)
     if kind == "clear":
-        return await store.clear_session(sid)
+        await store.clear_session(sid)
+        return None
     if kind == "scoped":
         return await store.get_scoped_state(op[1], sid if op[1] == "session" else f"{sid}-u")
     return await _context(ex, op)
@@ -247,7 +250,8 @@ async def _records(store: SessionStateStore, sid: str, op: Op, seed: int) -> obj
             )
             for a in op[1]
         ]
-        return await store.add_pending_approvals(sid, approvals, fence_run_id=op[2])
+        await store.add_pending_approvals(sid, approvals, fence_run_id=op[2])
+        return None
     if kind == "resolve":  # twice: exactly one caller resolves it
         return [await store.resolve_approval(sid, op[1]) for _ in range(2)]
     if kind == "checkpoint":
