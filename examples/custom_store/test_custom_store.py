@@ -7,6 +7,8 @@ from typing import Any
 import pytest
 
 from helix_agents.contract import SessionStoreContract, StoreFactory
+from helix_agents.contract.differential import run_differential
+from helix_agents.store_memory import MemoryStateStore
 
 from . import JsonDocumentStore
 
@@ -23,3 +25,15 @@ class TestJsonDocumentStore(SessionStoreContract):
             return JsonDocumentStore(documents, shared, **options)
 
         return factory
+
+
+def test_matches_core_on_generated_sequences() -> None:
+    """The differential test (docs/contract.md): every result and error equals the memory
+    store's, context store included."""
+    documents: dict[str, str] = {}
+    shared: dict[str, str] = {}
+
+    def factory(**options: Any) -> JsonDocumentStore:
+        return JsonDocumentStore(documents, shared, **options)
+
+    assert run_differential(factory, MemoryStateStore) > 0
