@@ -72,6 +72,7 @@ def repo(session: nox.Session) -> None:
     uv_run(session, "pytest", "repo_tests", *session.posargs)
 
 
+@nox.session
 def adk(session: nox.Session) -> None:
     """The Google ADK session service: ADK's contract restated, on ADK's own and on ours."""
     uv_run(session, "pytest", "packages/helix-agents-adk", *session.posargs)

@@ -36,6 +36,16 @@ def test_site_builds_strict(site: Path) -> None:
     assert (site / "api" / "core" / "index.html").is_file()
 
 
+def test_mermaid_fence_is_a_diagram(site: Path) -> None:
+    """The architecture page's ```mermaid fence reaches the page as a diagram for material's
+    mermaid.js, not as highlighted code."""
+    html = (site / "architecture" / "index.html").read_text()
+    diagram = re.search(r'<pre class="mermaid"><code>(.*?)</code></pre>', html, re.S)
+    assert diagram, 'no <pre class="mermaid"> on the architecture page'
+    assert diagram.group(1).startswith("flowchart TB"), diagram.group(1)[:80]
+    assert "language-mermaid" not in html
+
+
 def _api_pages() -> list[tuple[str, str]]:
     pages = []
     for page in sorted(API.glob("*.md")):

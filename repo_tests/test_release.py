@@ -5,12 +5,14 @@ complete); ``twine check --strict`` passes on all of them; their metadata carrie
 shared version, sibling pins on it, the license, classifiers, project URLs and a README
 of their own. Each wheel installs into a bare virtual environment with only what it
 declares (our wheels it names, third-party packages at the workspace's locked versions,
-offline from uv's cache) and works there: imports, ``open_store`` on its backend, the
-``helix-store`` command.
+offline from uv's cache) and works there: ``open_store`` on its backend; the adapters and
+the ``helix-store`` command, which take a store and pick none, with the memory backend's
+wheel beside them, on a memory store.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -40,6 +42,15 @@ async def main() -> None:
 
 asyncio.run(main())
 """
+_ON_MEMORY = """
+import asyncio
+from helix_agents.core import open_store
+{imports}
+
+async def main() -> None:
+    async with open_store("memory://") as store:{body}
+asyncio.run(main())
+"""
 # What each distribution must do in a venv holding only it and what it declares.
 SMOKE = {
     "helix-agents-core": """
@@ -58,11 +69,42 @@ assert not [m for m in ("aiosqlite", "psycopg", "redis") if importlib.util.find_
     "helix-agents-store-postgres": _OPEN,
     "helix-agents-store-redis": _OPEN,
     "helix-agents-contract": "from helix_agents.contract import SessionStoreContract",
-    "helix-agents-langgraph": "from helix_agents.langgraph import HelixCheckpointSaver",
-    "helix-agents-openai-agents": "from helix_agents.openai_agents import HelixSession",
-    "helix-agents-adk": "from helix_agents.adk import HelixSessionService",
+    "helix-agents-langgraph": _ON_MEMORY.format(
+        imports="""
+from langgraph.checkpoint.base import empty_checkpoint
+from helix_agents.langgraph import HelixCheckpointSaver
+""",
+        body="""
+        saver = HelixCheckpointSaver(store)
+        config = {"configurable": {"thread_id": "t-1", "checkpoint_ns": ""}}
+        saved = await saver.aput(config, empty_checkpoint(), {"source": "input", "step": -1}, {})
+        got = await saver.aget_tuple(saved)
+        assert got and got.checkpoint["id"] == saved["configurable"]["checkpoint_id"]
+""",
+    ),
+    "helix-agents-openai-agents": _ON_MEMORY.format(
+        imports="from helix_agents.openai_agents import HelixSession",
+        body="""
+        session = HelixSession("s-1", store, user_id="u-1")
+        await session.add_items([{"role": "user", "content": "Hello"}])
+        assert await session.get_items() == [{"role": "user", "content": "Hello"}]
+""",
+    ),
+    "helix-agents-adk": _ON_MEMORY.format(
+        imports="from helix_agents.adk import HelixSessionService",
+        body="""
+        service = HelixSessionService(store)
+        made = await service.create_session(app_name="app", user_id="u-1", state={"k": 1})
+        got = await service.get_session(app_name="app", user_id="u-1", session_id=made.id)
+        assert got and got.state == {"k": 1}
+""",
+    ),
     "helix-agents-cli": "from helix_agents.cli import app",
 }
+# The distributions that take a store and pick no backend: the memory wheel goes beside them.
+WITH_MEMORY = frozenset(
+    ("helix-agents-langgraph", "helix-agents-openai-agents", "helix-agents-adk", "helix-agents-cli")
+)
 
 
 def _uv() -> str:
@@ -166,7 +208,10 @@ def test_wheel_works_in_a_bare_venv(
     _run(uv, *export, "--package", name, "--format", "pylock.toml", "--output-file", lock)
     install = ("pip", "install", "--quiet", "--offline", "--python", python)
     _run(uv, *install, "-r", lock)
-    wheels = [_file(dist_dir, dist, ".whl") for dist in _closure(dist_dir, name)]
+    dists = _closure(dist_dir, name)
+    if name in WITH_MEMORY:
+        dists.append("helix-agents-store-memory")
+    wheels = [_file(dist_dir, dist, ".whl") for dist in dists]
     _run(uv, *install, "--no-deps", *wheels)
     # Every requirement the installed wheels declare is met.
     _run(uv, "pip", "check", "--python", python)
@@ -182,3 +227,5 @@ def test_wheel_works_in_a_bare_venv(
     _run(python, "-c", SMOKE[name], cwd=tmp_path, env=env)
     if name == "helix-agents-cli":
         assert "helix-store" in _run(venv / "bin" / "helix-store", "--help", env=env)
+        migrate = _run(venv / "bin" / "helix-store", "migrate", "memory://", "--json", env=env)
+        assert json.loads(migrate)["backend"] == "memory", migrate

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from datetime import datetime
 
-from helix_agents.core import coerce, parse_message_json
+from helix_agents.core.backend import coerce, parse_message_json
 from helix_agents.core.context import (
     DEFAULT_MAX_CHARS,
     Compaction,

@@ -9,9 +9,7 @@ import pydantic
 
 from helix_agents.core import (
     Checkpoint,
-    CommitPlan,
     CommitResult,
-    CommitState,
     ContextMessage,
     JsonObject,
     LateAnswer,
@@ -19,6 +17,10 @@ from helix_agents.core import (
     PendingApproval,
     RunInfo,
     StoredContextItem,
+)
+from helix_agents.core.backend import (
+    CommitPlan,
+    CommitState,
     assert_retained,
     commit_survives,
     dump_message_json,

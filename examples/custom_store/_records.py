@@ -12,6 +12,8 @@ from helix_agents.core import (
     PendingApproval,
     RecordResult,
     StoredContextItem,
+)
+from helix_agents.core.backend import (
     assert_fence,
     check_checkpoint_count,
     check_checkpoint_ids,

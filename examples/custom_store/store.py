@@ -16,7 +16,6 @@ from types import TracebackType
 from typing import Self
 
 from helix_agents.core import (
-    CommitPlan,
     CommitResult,
     JsonObject,
     Message,
@@ -26,11 +25,14 @@ from helix_agents.core import (
     RunStatus,
     Scope,
     SessionExistsError,
-    SessionHandles,
     SessionInfo,
     SessionsPage,
     SessionSummary,
     StoreUnavailableError,
+)
+from helix_agents.core.backend import (
+    CommitPlan,
+    SessionHandles,
     assert_fence,
     check_commit,
     check_finish_status,

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import psycopg
 import pytest
+import redis
 
 from helix_agents.contract import SessionStoreContract
 from helix_agents.contract._base import rule_tests
@@ -34,6 +36,14 @@ def test_check_passes_a_good_store_and_cleans_up(
     assert sorted(p.name for p in tmp_path.iterdir() if ".helix_check_" in p.name) == []
     # Only schemas this check made count: the server may hold others' (an interrupted run's).
     assert _check_schemas(pg_server) - before == set()
+    if backend == "redis_url":  # the prefix is the test's own: any key under it is a leftover
+        assert _redis_keys(url) == []
+
+
+def _redis_keys(url: str) -> list[bytes]:
+    prefix = parse_qs(urlsplit(url).query)["key_prefix"][0]
+    with redis.Redis.from_url(url.split("?", 1)[0]) as client:
+        return list(client.scan_iter(match=f"{prefix}*"))
 
 
 def _check_schemas(pg_server: str) -> set[str]:

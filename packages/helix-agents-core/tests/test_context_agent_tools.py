@@ -57,12 +57,21 @@ async def test_CS_18_failures_are_results_the_model_reads() -> None:
         assert none == "[no row matches (the archive and the live log were both searched)]"
         unknown = await activate_tool_source(store, sid, CATALOG, "gitlab")
         assert unknown.startswith("[error context_unknown_tool_source: ") and "math" in unknown
+        stored = await offload_output(store, sid, LOG, budget=BUDGET)
+        output_id = stored.split()[3]
         await store.close()
+        # An outage is an error the model reads, never "nothing found" or a lost output.
         failed = await offload_output(store, sid, LOG, budget=BUDGET)
         assert failed.startswith(
             "[offload failed, the full output follows] [error state_unavailable"
         )
         assert failed.endswith(LOG)
+        for down in (
+            await recall_history(store, sid, grep="ERROR"),
+            await read_tool_output(store, sid, output_id, grep="ERROR"),
+            await activate_tool_source(store, sid, CATALOG, "math"),
+        ):
+            assert down.startswith("[error state_unavailable")
 
 
 async def test_CS_17_activations_replay_after_a_restart(tmp_path: Path) -> None:

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import math
+import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from types import FrameType
+from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helix_agents.core import ChatMessage, ContextMessage, Message
+from helix_agents.core.context import boundary as boundary_module
 from helix_agents.core.context import find_compaction_boundary, is_protected
 
 
@@ -129,15 +135,64 @@ def test_CS_15_no_boundary_says_why() -> None:
     assert found.index == 0 and found.reason and "tool result" in found.reason
 
 
-def test_CS_15_linear_time() -> None:
-    def timed(n: int) -> float:
-        rows: list[Message] = []
-        for i in range(n // 3):
-            rows += [user(), call(f"c{i}"), result(f"c{i}")]
-        start = time.perf_counter()
-        assert find_compaction_boundary(rows).index > 0
-        return time.perf_counter() - start
+def nested(n: int) -> tuple[list[Message], int]:
+    """The worst case for a search that tries cuts one by one or marks each call's span: n/2
+    calls, then their results in reverse order, all kept; every span covers every cut but 1."""
+    half = n // 2
+    rows: list[Message] = [user()]
+    rows += [call(f"c{i}") for i in range(half)]
+    rows += [result(f"c{i}") for i in reversed(range(half))]
+    return rows, half
 
-    small, large = timed(3_000), timed(30_000)
-    # Ten times the rows: roughly ten times the time; a quadratic search would be ~100x.
-    assert large < small * 30 + 0.05
+
+def adjacent(n: int) -> tuple[list[Message], int]:
+    """The common case: turns of a question, one call and its result."""
+    rows: list[Message] = []
+    for i in range(n // 3):
+        rows += [user(), call(f"c{i}"), result(f"c{i}")]
+    return rows, 4
+
+
+def lines_run(rows: Sequence[Message], keep_last: int) -> int:
+    """Lines of Python executed in the boundary module (its generators included): a count of
+    the work done, which the machine's load cannot change."""
+    count = 0
+
+    def in_module(frame: FrameType, event: str, arg: object) -> Any:
+        nonlocal count
+        count += event == "line"
+        return in_module
+
+    def on_call(frame: FrameType, event: str, arg: object) -> Any:
+        return in_module if frame.f_code.co_filename == boundary_module.__file__ else None
+
+    previous = sys.gettrace()
+    sys.settrace(on_call)
+    try:
+        find_compaction_boundary(rows, keep_last=keep_last)
+    finally:
+        sys.settrace(previous)
+    return count
+
+
+def cpu_time(rows: Sequence[Message], keep_last: int) -> float:
+    """This thread's CPU time for one search: time spent waiting for a core is not counted."""
+    start = time.thread_time()
+    find_compaction_boundary(rows, keep_last=keep_last)
+    return time.thread_time() - start
+
+
+@pytest.mark.parametrize("shape", [nested, adjacent])
+def test_CS_15_linear_time(shape: Callable[[int], tuple[list[Message], int]]) -> None:
+    small, large = shape(1_000), shape(10_000)
+    if shape is nested:  # only the first cut is safe: a search from the top tries them all
+        assert find_compaction_boundary(large[0], keep_last=large[1]).index == 1
+    # Ten times the rows: ten times the work, where a quadratic search does ~100 times.
+    assert 9 < lines_run(*large) / lines_run(*small) < 11
+    # Work done in C (slicing, list.index) is not counted above, so CPU time too: the best of
+    # five interleaved runs of each size, compared as a ratio with a wide margin.
+    best_small = best_large = math.inf
+    for _ in range(5):
+        best_small = min(best_small, cpu_time(*small))
+        best_large = min(best_large, cpu_time(*large))
+    assert best_large < best_small * 30

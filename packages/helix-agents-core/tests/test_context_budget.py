@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -48,8 +49,10 @@ def test_CS_14_offload_threshold_is_in_tokens() -> None:
     assert budget.should_offload(cjk)
 
 
-def test_CS_14_estimate_without_tiktoken() -> None:
+def test_CS_14_estimate_without_tiktoken(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "tiktoken", None)  # as if not installed: import fails
     counter = default_counter()
+    assert isinstance(counter, EstimateCounter) and counter.name == "estimate"
     assert counter.count("") == 0
     assert counter.count("abcd efgh") >= 2
     assert counter.count("{}") == 2

@@ -13,6 +13,8 @@ def test_CS_13_agent_then_model_then_hybrid() -> None:
     assert resolve_strategy("static", "dynamic") == "static"
     assert resolve_strategy(None, "dynamic") == "dynamic"
     assert resolve_strategy(None, None) == "hybrid"
+    # Nothing is inferred (from a model name or otherwise): the last level is the caller's.
+    assert resolve_strategy(None, None, default="static") == "static"
 
 
 def test_CS_13_case_insensitive() -> None:

@@ -12,6 +12,8 @@ from helix_agents.core import (
     RunInfo,
     RunSupersededError,
     ValidationError,
+)
+from helix_agents.core.backend import (
     check_pop_count,
     check_replace,
     check_replace_state,

@@ -24,6 +24,8 @@ from helix_agents.core import (
     StartRun,
     StoredContextItem,
     ValidationError,
+)
+from helix_agents.core.backend import (
     check_finish_status,
     check_id,
     check_json,

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import logging
+import traceback
+
 import pytest
 
-from helix_agents.core import ValidationError, open_store, redact_url, registry
+from helix_agents.core import ValidationError, open_store, registry
+from helix_agents.core.backend import redact_url
 from helix_agents.store_memory import MemoryStateStore
 
 
@@ -67,14 +71,42 @@ def test_redact_url_masks_every_secret(url: str, secret: str) -> None:
     assert "***" in shown
 
 
+def _chain(error: BaseException) -> list[BaseException]:
+    found: list[BaseException] = []
+    todo: list[BaseException | None] = [error]
+    while todo:
+        current = todo.pop()
+        if current is not None and all(current is not f for f in found):
+            found.append(current)
+            todo += [current.__cause__, current.__context__]
+    return found
+
+
 @pytest.mark.parametrize(
-    "url", ["mysql://app:s3cret@db/x", "postgresql//app:s3cret@db/x", "http://[bad:s3cret@"]
+    "url",
+    [
+        "mysql://app:s3cret@db/x",  # an unknown scheme
+        "postgresql//app:s3cret@db/x",  # no scheme
+        "http://[bad:s3cret@",
+        "redis+cluster://:s3cret@127.0.0.1:7000,127.0.0.1:x",  # a bad cluster host:port
+        "sqlite://app:s3cret@db.example/x.db",  # a SQLite URL with a host
+        "redis://:s3cret@127.0.0.1:abc/0",  # a port redis-py could not parse
+        "postgresql://app:s3cret@127.0.0.1:abc/db",
+        "memory://app:s3cret@x/?a=1",
+    ],
 )
-def test_open_store_refusals_never_echo_a_password(url: str) -> None:
+def test_open_store_refusals_never_echo_a_password(
+    url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Not in the message, repr, args or traceback of the error or its causes, nor a log."""
+    caplog.set_level(logging.DEBUG)
     with pytest.raises(ValidationError) as caught:
         open_store(url)
-    assert "s3cret" not in str(caught.value)
-    assert caught.value.__cause__ is None or "s3cret" not in str(caught.value.__cause__)
+    assert (caught.value.code, caught.value.retryable) == ("validation_error", False)
+    shown = ["".join(traceback.format_exception(caught.value))]
+    shown += [f"{e!s} {e!r} {e.args!r}" for e in _chain(caught.value)]
+    shown += [logging.Formatter().format(record) for record in caplog.records]
+    assert [text for text in shown if "s3cret" in text] == []
 
 
 class _EntryPoint:

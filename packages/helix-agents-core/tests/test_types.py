@@ -17,10 +17,9 @@ from helix_agents.core import (
     StoredContextItem,
     ValidationError,
     dump_message,
-    dump_message_json,
     parse_message,
-    parse_message_json,
 )
+from helix_agents.core.backend import dump_message_json, parse_message_json
 
 
 @pytest.mark.parametrize(

@@ -134,11 +134,32 @@ async def test_clear_session_keeps_the_session(store: SessionStateStore) -> None
     assert await HelixSession("s", store).get_items() == said("c")
 
 
-async def test_close_is_synchronous_and_leaves_the_store_open(store: SessionStateStore) -> None:
+async def test_close_ends_the_session_and_leaves_the_store_open(store: SessionStateStore) -> None:
     session = HelixSession("s", store)
-    assert session.close() is None  # type: ignore[func-returns-value]
     await session.add_items(said("a"))
-    assert await session.get_items() == said("a")
+    snapshot = await session._get_compaction_snapshot(1)
+    assert snapshot is not None
+    assert session.close() is None  # type: ignore[func-returns-value]
+    session.close()  # idempotent
+    calls = [
+        session.get_items(),
+        session.get_items(limit=0),
+        session.add_items(said("b")),
+        session.add_items([]),
+        session.pop_item(),
+        session.clear_session(),
+        session._atomic_replace_items(said("c")),
+        session._get_compaction_snapshot(1),
+        snapshot.replace_suffix(0, said("c")),
+    ]
+    for call in calls:
+        with pytest.raises(RuntimeError, match=r"^HelixSession is closed$"):
+            await call
+    # The store and the session's rows are untouched: another HelixSession goes on.
+    other = HelixSession("s", store)
+    assert await other.get_items() == said("a")
+    await other.add_items(said("d"))
+    assert await store.get_message_count("s") == 2
 
 
 async def test_runner_turns_with_a_tool_persist_every_item(store: SessionStateStore) -> None:

@@ -106,6 +106,7 @@ def test_a_system_schema_as_namespace_is_a_validation_error(namespace: str) -> N
         {"conninfo": URL, "pool_settings": {"max_size": 3}},
         {"conninfo": URL, "operation_timeout": -1},
         {"conninfo": URL, "operation_timeout": True},
+        {"conninfo": URL, "clock": "now"},
     ],
 )
 def test_bad_constructor_arguments_are_validation_errors(arguments: dict[str, Any]) -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import os
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -99,3 +102,34 @@ async def test_surrogate_run_or_commit_id_is_validation_error_not_unavailable(
             await store.truncate_messages("s", 0, fence_run_id="\ud800")
         info = await store.get_session("s")
         assert info is not None and info.current_run is None and info.message_count == 0
+
+
+async def test_incompressible_ten_kilobyte_ids_on_writes_are_validation_errors(
+    open_store: Any,
+) -> None:
+    """Ids past a btree row (and past MAX_ID_BYTES) never reach the server as a retryable error."""
+    big = base64.b64encode(os.urandom(7_680)).decode()  # 10,240 random characters
+    edge = base64.b64encode(os.urandom(384)).decode()  # 512: the longest id, indexed fine
+    async with open_store() as store:
+        await store.create_session("s")
+        writes: tuple[Callable[[str], Awaitable[object]], ...] = (
+            lambda i: store.create_session(i),
+            lambda i: store.create_session(user_id=i),
+            lambda i: store.append_messages("s", MessageCommit(start_run=StartRun(run_id=i))),
+            lambda i: store.append_messages("s", MessageCommit(commit_id=i)),
+            lambda i: store.save_checkpoint(
+                "s",
+                Checkpoint(checkpoint_id=i, run_id="r", message_count=0, state={}, created_at=T0),
+            ),
+        )
+        for write in writes:
+            with pytest.raises(ValidationError, match="10240 bytes") as refused:
+                await write(big)
+            assert not refused.value.retryable
+        info = await store.get_session("s")
+        assert info is not None and info.current_run is None and info.message_count == 0
+        assert await store.list_checkpoints("s") == []
+        for write in writes:
+            await write(edge)
+        assert (await store.get_session(edge)) is not None
+        assert (await store.get_checkpoint("s", edge)) is not None

@@ -156,6 +156,7 @@ def test_unknown_keyword_option_is_named() -> None:
         ("sqlite:///x.db", {"max_messages": "3"}, "max_messages"),
         ("sqlite:///x.db", {"max_messages": True}, "max_messages"),
         ("sqlite:///x.db", {"max_messages": 2**70}, "max_messages"),
+        ("sqlite:///x.db", {"clock": "now"}, "clock"),
     ],
 )
 def test_bad_option_values_are_validation_errors_naming_the_option(

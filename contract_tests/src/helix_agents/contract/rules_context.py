@@ -255,6 +255,13 @@ class ContextRules:
                 assert await store.is_truncated(sid)
             found = await ctx(store).search_history(kept, grep=r"^row 1$")
             assert [(h.index, h.archived) for h in found.hits] == [(1, True)]
+            # One call searches both: the live log first, then the archive, newest first.
+            both = await ctx(store).search_history(kept, grep=r"^(row 1|later [03])$")
+            assert [(h.index, h.line, h.archived) for h in both.hits] == [
+                (6, "later 3", False),
+                (3, "later 0", True),
+                (1, "row 1", True),
+            ]
             assert (await ctx(store).search_history(lost, grep=r"^row 1$")).hits == ()
             window = await ctx(store).get_window(kept)
             assert [m.content for m in window.messages] == [f"later {i}" for i in range(1, 5)]

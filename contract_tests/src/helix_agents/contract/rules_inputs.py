@@ -220,6 +220,7 @@ async def _reads_match(
     store: SessionStateStore, sid: str, rows: list[Any], records: dict[str, list[Any]]
 ) -> None:
     assert _same_models(rows, await store.get_messages(sid))
+    assert _same_models(rows[-1:], await store.get_messages(sid, limit=1))
     assert _same_models(rows, list((await store.page_messages(sid, limit=500)).messages))
     desc = await store.page_messages(sid, limit=500, order="desc")
     assert _same_models(rows[::-1], list(desc.messages))
@@ -232,6 +233,7 @@ async def _reads_match(
     assert _same_models(checkpoints, [] if latest is None else [latest])
     found = await store.get_checkpoint(sid, "p")
     assert _same_models(checkpoints, [] if found is None else [found])
+    assert _same_models(checkpoints, await store.page_checkpoints(sid))
 
 
 async def _id_everywhere(store: SessionStateStore, value: str) -> None:

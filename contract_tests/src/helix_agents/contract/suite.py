@@ -53,7 +53,7 @@ class SessionStoreContract(
     ScopedStateRules,
     ContractBase,
 ):
-    """The contract suite of SPEC §6: one test per rule id, plus the state machine.
+    """The contract suite of docs/rules.md: one test per rule id, plus the state machine.
 
     Subclasses provide a ``store_factory`` fixture: a callable that takes store
     options (such as ``max_messages=5``) and returns a store, not yet entered,

@@ -4,10 +4,14 @@ Loaded by ``run_sdk_tests.py`` as ``-p helix_sdk_plugin`` into the SDK's own
 test tree (``--helix-backend memory|sqlite|postgres|redis``). Before any test
 module is imported, ``SQLiteSession``, ``AsyncSQLiteSession``, ``RedisSession``
 and ``SQLAlchemySession`` (the classes those modules build directly) become
-HelixSession subclasses with the same constructor: sessions on one ``db_path``
+HelixSession subclasses with the same name and constructor: sessions on one ``db_path``
 (one Redis client and key prefix, one engine and table) share their data,
-``":memory:"`` gives a session its own. The checked-in ``deselect.txt`` drops the tests of other
-backends' internals.
+``":memory:"`` gives a session its own. Closing ends the session as the SDK class
+does (``HelixSession.close``: later calls raise ``RuntimeError("<class> is closed")``),
+and keeps its ownership rule: a Redis or MongoDB session built on a client the
+caller injected is not ended by ``close()``, one that made its client (``from_url``,
+``from_uri``) is, and closes that client. The checked-in ``deselect.txt`` drops the
+tests of other backends' internals.
 """
 
 from __future__ import annotations
@@ -40,8 +44,8 @@ _servers = contextlib.ExitStack()
 _opened: list[tuple[asyncio.AbstractEventLoop, SessionStateStore]] = []
 # The keys of the current test: one lazily opened store per (key, event loop).
 _by_key: dict[str, _OpenedOnUse] = {}
-# The URL of each Redis client a swapped ``RedisSession.from_url`` made.
-_redis_clients: dict[int, str] = {}
+# The URL of each Redis or MongoDB client a swapped ``from_url``/``from_uri`` made.
+_made_clients: dict[int, str] = {}
 
 
 class _OpenedOnUse:
@@ -85,7 +89,7 @@ def _store_for(db_path: object) -> SessionStateStore:
     return cast(SessionStateStore, _by_key.setdefault(key, _OpenedOnUse(key)))
 
 
-class HelixSQLiteSession(HelixSession):
+class SQLiteSession(HelixSession):
     """``SQLiteSession``'s constructor over HelixSession on the chosen backend."""
 
     def __init__(
@@ -100,14 +104,35 @@ class HelixSQLiteSession(HelixSession):
         self.db_path = db_path
 
 
-class HelixAsyncSQLiteSession(HelixSQLiteSession):
+class AsyncSQLiteSession(SQLiteSession):
     """``AsyncSQLiteSession``'s constructor, whose ``close`` is a coroutine."""
 
     async def close(self) -> None:  # type: ignore[override]
-        """Nothing to free, as for every HelixSession."""
+        """``HelixSession.close``, awaitable as the SDK class's."""
+        super().close()
 
 
-class HelixRedisSession(HelixSession):
+class _ClientSession(HelixSession):
+    """A session on a client: ended by ``close()`` only if it made the client."""
+
+    _owns_client = False
+
+    async def _close_client(self) -> None:
+        raise NotImplementedError
+
+    async def close(self) -> None:  # type: ignore[override]
+        """As the SDK class: an injected client is the caller's, and the session stays usable."""
+        if self._owns_client:
+            super().close()
+            await self._close_client()
+
+    async def ping(self) -> bool:
+        """The store is the caller's and open: reachable unless this session is closed."""
+        self._check_open()
+        return True
+
+
+class RedisSession(_ClientSession):
     """``RedisSession``'s constructor: sessions on one server and key prefix share their data."""
 
     def __init__(
@@ -119,7 +144,7 @@ class HelixRedisSession(HelixSession):
         ttl: int | None = None,
         session_settings: Any = None,
     ) -> None:
-        where = _redis_clients.get(id(redis_client), f"client-{id(redis_client)}")
+        where = _made_clients.get(id(redis_client), f"client-{id(redis_client)}")
         store = _store_for(f"redis:{where}/{key_prefix}")
         super().__init__(session_id, store, session_settings=session_settings)
         self._redis = redis_client
@@ -129,23 +154,21 @@ class HelixRedisSession(HelixSession):
     @classmethod
     def from_url(
         cls, session_id: str, *, url: str, redis_kwargs: Any = None, **kwargs: Any
-    ) -> HelixRedisSession:
+    ) -> RedisSession:
         """As ``RedisSession.from_url``, with a client of its own (never used for the data)."""
-        from redis.asyncio import Redis
+        import redis.asyncio  # the module attribute the SDK's tests patch
 
-        client = Redis.from_url(url, **(redis_kwargs or {}))
-        _redis_clients[id(client)] = url
-        return cls(session_id, redis_client=client, **kwargs)
+        client = redis.asyncio.from_url(url, **(redis_kwargs or {}))
+        _made_clients[id(client)] = url
+        session = cls(session_id, redis_client=client, **kwargs)
+        session._owns_client = True
+        return session
 
-    async def ping(self) -> bool:
-        """The store is the caller's and open: always reachable here."""
-        return True
-
-    async def close(self) -> None:  # type: ignore[override]
-        """Nothing to free, as for every HelixSession."""
+    async def _close_client(self) -> None:
+        await self._redis.aclose()
 
 
-class HelixSQLAlchemySession(HelixSession):
+class SQLAlchemySession(HelixSession):
     """``SQLAlchemySession``'s constructor: sessions on one database and table share their data."""
 
     def __init__(
@@ -168,7 +191,7 @@ class HelixSQLAlchemySession(HelixSession):
     @classmethod
     def from_url(
         cls, session_id: str, *, url: str, engine_kwargs: Any = None, **kwargs: Any
-    ) -> HelixSQLAlchemySession:
+    ) -> SQLAlchemySession:
         """As ``SQLAlchemySession.from_url``, with an engine of its own (not used for data)."""
         from sqlalchemy.ext.asyncio import create_async_engine
 
@@ -179,11 +202,8 @@ class HelixSQLAlchemySession(HelixSession):
         """The engine the session was built on (the data is in the chosen backend)."""
         return self._engine
 
-    async def close(self) -> None:  # type: ignore[override]
-        """Nothing to free, as for every HelixSession."""
 
-
-class HelixMongoDBSession(HelixSession):
+class MongoDBSession(_ClientSession):
     """``MongoDBSession``'s constructor: sessions on one client, database and collection share."""
 
     # The tests' session helper clears MongoDBSession's registry of initialised indexes.
@@ -199,7 +219,8 @@ class HelixMongoDBSession(HelixSession):
         messages_collection: str = "agent_messages",
         session_settings: Any = None,
     ) -> None:
-        store = _store_for(f"mongodb:client-{id(client)}/{database}/{messages_collection}")
+        where = _made_clients.get(id(client), f"client-{id(client)}")
+        store = _store_for(f"mongodb:{where}/{database}/{messages_collection}")
         super().__init__(session_id, store, session_settings=session_settings)
         self._client = client
 
@@ -213,40 +234,42 @@ class HelixMongoDBSession(HelixSession):
         client_kwargs: Any = None,
         session_settings: Any = None,
         **kwargs: Any,
-    ) -> HelixMongoDBSession:
+    ) -> MongoDBSession:
         """As ``MongoDBSession.from_uri``: sessions on one URI and database share their data."""
-        return cls(
+        # The SDK module's AsyncMongoClient, which the tests fake and patch.
+        module = importlib.import_module("agents.extensions.memory.mongodb_session")
+        client = module.AsyncMongoClient(uri, **(client_kwargs or {}))
+        _made_clients[id(client)] = uri
+        session = cls(
             session_id,
-            client=uri,
+            client=client,
             database=database,
             session_settings=session_settings,
             **kwargs,
         )
+        session._owns_client = True
+        return session
 
-    async def ping(self) -> bool:
-        """The store is the caller's and open: always reachable here."""
-        return True
-
-    async def close(self) -> None:  # type: ignore[override]
-        """Nothing to free, as for every HelixSession."""
+    async def _close_client(self) -> None:
+        await self._client.close()
 
 
 # Swapped in the test modules that import them once those modules are loaded: the SDK
 # module itself needs pymongo, which the MongoDB tests replace by fakes in sys.modules.
-_LATE_SWAPS: dict[str, type[HelixSession]] = {"MongoDBSession": HelixMongoDBSession}
+_LATE_SWAPS: dict[str, type[HelixSession]] = {"MongoDBSession": MongoDBSession}
 
 _SWAPS = {
-    "SQLiteSession": (HelixSQLiteSession, ("agents", "agents.memory")),
+    "SQLiteSession": (SQLiteSession, ("agents", "agents.memory")),
     "AsyncSQLiteSession": (
-        HelixAsyncSQLiteSession,
+        AsyncSQLiteSession,
         ("agents.extensions.memory", "agents.extensions.memory.async_sqlite_session"),
     ),
     "RedisSession": (
-        HelixRedisSession,
+        RedisSession,
         ("agents.extensions.memory", "agents.extensions.memory.redis_session"),
     ),
     "SQLAlchemySession": (
-        HelixSQLAlchemySession,
+        SQLAlchemySession,
         ("agents.extensions.memory", "agents.extensions.memory.sqlalchemy_session"),
     ),
 }
@@ -380,7 +403,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(autouse=True)
 def _helix_fresh_keys() -> Iterator[None]:
     _by_key.clear()
-    _redis_clients.clear()
+    _made_clients.clear()
     if _stores is not None:
         _stores.forget_keys()
     yield

@@ -25,7 +25,7 @@ from urllib.parse import quote, urlsplit
 
 import pytest
 
-from helix_agents.core import redact_url
+from helix_agents.core.backend import redact_url
 
 from ._docker import in_container
 from ._search import Outcome, Search, Step, search

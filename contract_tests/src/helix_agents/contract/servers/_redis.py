@@ -14,7 +14,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
-from helix_agents.core import redact_url
+from helix_agents.core.backend import redact_url
 
 from .._base import backend_unavailable
 from ._docker import in_container

@@ -19,7 +19,8 @@ import uuid
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from helix_agents.core import open_store, redact_url
+from helix_agents.core import open_store
+from helix_agents.core.backend import redact_url
 
 from ._errors import CliError, ExitCode
 from ._render import out_console, print_json

@@ -14,8 +14,8 @@ from helix_agents.core import (
     StartRun,
     StoredContextItem,
     open_store,
-    redact_url,
 )
+from helix_agents.core.backend import redact_url
 
 from ._render import out_console
 

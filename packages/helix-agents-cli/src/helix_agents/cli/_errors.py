@@ -19,8 +19,8 @@ from helix_agents.core import (
     StoreMisconfiguredError,
     StoreUnavailableError,
     ValidationError,
-    redact_url,
 )
+from helix_agents.core.backend import redact_url
 
 __all__ = ["CliError", "ExitCode", "RedactingFormatter", "fail", "run"]
 

@@ -13,8 +13,8 @@ from helix_agents.core import (
     SessionStateStore,
     dump_message,
     open_store,
-    redact_url,
 )
+from helix_agents.core.backend import redact_url
 
 from ._progress import progress_bar
 from ._records import FORMAT, VERSION, dumps

@@ -14,10 +14,10 @@ from helix_agents.core import (
     PageOrder,
     SessionNotFoundError,
     ValidationError,
-    decode_message_cursor,
     dump_message,
     open_store,
 )
+from helix_agents.core.backend import decode_message_cursor
 
 from ._render import out_console, print_json, short, when
 

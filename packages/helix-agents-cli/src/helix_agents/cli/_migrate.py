@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from helix_agents.core import StoreUnavailableError, ValidationError, redact_url
+from helix_agents.core import StoreUnavailableError, ValidationError
+from helix_agents.core.backend import redact_url
 
 from ._render import out_console, print_json
 

@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from helix_agents.core import SessionNotFoundError, dump_message_json, open_store
+from helix_agents.core import SessionNotFoundError, open_store
+from helix_agents.core.backend import dump_message_json
 
 from ._render import out_console, print_json, when
 from ._scope import session_ids

@@ -1,26 +1,12 @@
-"""helix-agents core: the session store protocol, its types, errors and shared rules."""
+"""helix-agents core: the session store protocol, its types, errors and limits.
 
-from .checkpoint_pages import (
-    MAX_CHECKPOINT_PAGE,
-    CheckpointRange,
-    check_checkpoint_ids,
-    checkpoint_range,
-)
-from .cursors import (
-    MAX_CURSOR_CHARS,
-    decode_message_cursor,
-    decode_sessions_cursor,
-    encode_message_cursor,
-    encode_sessions_cursor,
-)
-from .edits import (
-    MAX_POP,
-    check_pop_count,
-    check_replace,
-    check_replace_state,
-    check_rows,
-    pop_keep,
-)
+This is the API for users of a store. Backend authors find the shared rules
+in :mod:`helix_agents.core.backend`.
+"""
+
+from .checkpoint_pages import MAX_CHECKPOINT_PAGE
+from .cursors import MAX_CURSOR_CHARS
+from .edits import MAX_POP
 from .errors import (
     ApprovalNotFoundError,
     ConcurrencyConflictError,
@@ -40,16 +26,8 @@ from .errors import (
     is_retryable,
     lookup,
 )
-from .handles import SessionHandle, SessionHandles, session_handle, user_sessions
-from .inputs import (
-    MAX_ID_BYTES,
-    MAX_INT_DIGITS,
-    MAX_JSON_DEPTH,
-    check_id,
-    check_json,
-    check_record,
-    check_text,
-)
+from .handles import SessionHandle, session_handle, user_sessions
+from .inputs import MAX_ID_BYTES, MAX_INT_DIGITS, MAX_JSON_DEPTH
 from .messages import (
     ChatMessage,
     ContextItem,
@@ -58,9 +36,7 @@ from .messages import (
     JsonObject,
     Message,
     dump_message,
-    dump_message_json,
     parse_message,
-    parse_message_json,
 )
 from .models import (
     ApprovalResolution,
@@ -85,28 +61,7 @@ from .models import (
     StoredContextItem,
 )
 from .protocol import SessionStateStore
-from .registry import ENTRY_POINT_GROUP, open_store
-from .rules import (
-    CommitPlan,
-    CommitState,
-    assert_deliverable,
-    assert_delivery_offsets,
-    assert_fence,
-    assert_retained,
-    check_checkpoint_count,
-    check_commit,
-    check_finish_status,
-    check_keep,
-    check_limit,
-    check_new_session,
-    coerce,
-    coerce_all,
-    commit_survives,
-    new_session_id,
-    next_activity,
-    reopen_on_truncate,
-    undelivered_in_order,
-)
+from .registry import open_store
 from .runtime import (
     context_row_text,
     deliver_context_items,
@@ -114,11 +69,9 @@ from .runtime import (
     late_answer_notice,
     lower_context_rows,
 )
-from .scoped import MAX_SCOPED_KEYS, check_scope, check_scoped_deltas, merge_deltas
-from .urls import redact_url
+from .scoped import MAX_SCOPED_KEYS
 
 __all__ = [
-    "ENTRY_POINT_GROUP",
     "MAX_CURSOR_CHARS",
     "MAX_CHECKPOINT_PAGE",
     "MAX_ID_BYTES",
@@ -130,10 +83,7 @@ __all__ = [
     "ApprovalResolution",
     "ChatMessage",
     "Checkpoint",
-    "CheckpointRange",
-    "CommitPlan",
     "CommitResult",
-    "CommitState",
     "ConcurrencyConflictError",
     "ContextItem",
     "ContextItemDelivery",
@@ -159,7 +109,6 @@ __all__ = [
     "ScopedStateDelta",
     "SessionExistsError",
     "SessionHandle",
-    "SessionHandles",
     "SessionInfo",
     "SessionNotFoundError",
     "SessionStateStore",
@@ -172,55 +121,17 @@ __all__ = [
     "StoreUnavailableError",
     "StoredContextItem",
     "ValidationError",
-    "assert_deliverable",
-    "assert_delivery_offsets",
-    "assert_fence",
-    "assert_retained",
-    "check_checkpoint_count",
-    "check_checkpoint_ids",
-    "check_commit",
-    "check_finish_status",
-    "check_id",
-    "check_json",
-    "check_keep",
-    "check_limit",
-    "check_new_session",
-    "check_record",
-    "check_scope",
-    "check_scoped_deltas",
-    "check_text",
-    "check_pop_count",
-    "check_replace",
-    "check_replace_state",
-    "check_rows",
-    "checkpoint_range",
-    "coerce",
-    "coerce_all",
-    "commit_survives",
     "context_row_text",
-    "decode_message_cursor",
-    "decode_sessions_cursor",
     "deliver_context_items",
     "deliver_late_answer_notices",
-    "merge_deltas",
     "dump_message",
-    "dump_message_json",
-    "encode_message_cursor",
-    "encode_sessions_cursor",
     "is_message_count_conflict",
     "is_retryable",
     "late_answer_notice",
     "lookup",
     "lower_context_rows",
-    "new_session_id",
-    "next_activity",
     "open_store",
     "parse_message",
-    "parse_message_json",
-    "pop_keep",
-    "redact_url",
-    "reopen_on_truncate",
     "session_handle",
-    "undelivered_in_order",
     "user_sessions",
 ]

@@ -48,6 +48,7 @@ REFUSALS: Mapping[str, tuple[type[StateStoreError], ...]] = MappingProxyType(
         "compaction": (ConcurrencyConflictError, ValidationError),
     }
 )
+"""Each refusal code a server copy of the rules may send → the error classes it may raise."""
 
 
 def raise_refusal(

@@ -2,7 +2,7 @@
 
 Backends read the state they need inside their own atomic step, hand it to
 these functions, and write only what the returned plan says. That way the
-order of checks (SPEC §5) and each rule live in one place.
+order of checks (docs/commit.md) and each rule live in one place.
 """
 
 from __future__ import annotations
@@ -298,9 +298,9 @@ def _queue_order(record: Any) -> tuple[datetime, str]:
 def check_limit(session_id: str | None, name: str, value: int, low: int, high: int) -> None:
     """``value`` lies in ``low..high``, else :class:`ValidationError`."""
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        where = "" if session_id is None else f"session {session_id!r}: "
         raise ValidationError(
-            f"session {session_id!r}: {name} {value!r} is outside {low}..{high}",
-            session_id=session_id,
+            f"{where}{name} {value!r} is outside {low}..{high}", session_id=session_id
         )
 
 

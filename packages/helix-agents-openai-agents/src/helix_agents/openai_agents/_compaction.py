@@ -40,8 +40,12 @@ async def read_snapshot(
     session_id: str,
     limit: int,
     prune_prefix: Callable[[TResponseInputItem], bool] | None,
+    check_open: Callable[[], None],
 ) -> _CompactionSnapshot | None:
-    """The newest ``limit`` items with their replacement, or ``None`` if it cannot be atomic."""
+    """The newest ``limit`` items with their replacement, or ``None`` if it cannot be atomic.
+
+    ``check_open`` runs before the replacement writes (it raises once the session is closed).
+    """
     if limit <= 0:
         return None
     for _ in range(_READ_ATTEMPTS):
@@ -62,6 +66,7 @@ async def read_snapshot(
     complete = len(rows) == count
 
     async def replace_suffix(start: int, output: list[TResponseInputItem]) -> bool:
+        check_open()
         expected = rows[start:]
         if not expected:
             return False

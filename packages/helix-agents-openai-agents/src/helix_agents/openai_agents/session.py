@@ -22,9 +22,9 @@ from helix_agents.core import (
     SessionExistsError,
     SessionNotFoundError,
     SessionStateStore,
-    check_id,
     session_handle,
 )
+from helix_agents.core.backend import check_id
 
 from ._compaction import read_snapshot
 from ._items import decode_item, encode_item
@@ -47,7 +47,8 @@ APPEND_ATTEMPTS = 16
 class HelixSession:
     """An SDK ``Session`` whose items live in a :class:`SessionStateStore`.
 
-    ``store`` stays the caller's: the session neither opens nor closes it.
+    ``store`` stays the caller's: the session neither opens nor closes it, and
+    :meth:`close` ends only the session.
     ``user_id`` (a string, or a :data:`UserIdHook` called with the run's
     context wrapper) owns the session when ``add_items`` creates it, so it
     shows in ``store.sessions(user_id)``. Semantics are in
@@ -83,11 +84,18 @@ class HelixSession:
         self._locks_guard = threading.Lock()
         # The row count after this instance's last write: the next append's expected count.
         self._count: int | None = None
+        self._closed = False
+
+    def _check_open(self) -> None:
+        if self._closed:
+            # The SDK's own sessions say "<their class> is closed" (a RuntimeError).
+            raise RuntimeError(f"{type(self).__name__} is closed")
 
     async def get_items(
         self, limit: int | None = None, *, wrapper: RunContextWrapper[Any] | None = None
     ) -> list[TResponseInputItem]:
         """Items oldest first; ``limit`` keeps the latest N (0: none, negative: all)."""
+        self._check_open()
         resolved = resolve_session_limit(limit, self.session_settings)
         if resolved == 0:
             return []
@@ -103,6 +111,7 @@ class HelixSession:
         self, items: list[TResponseInputItem], *, wrapper: RunContextWrapper[Any] | None = None
     ) -> None:
         """Append ``items`` in one commit, creating the session if it does not exist."""
+        self._check_open()  # before the empty fast path: a closed session refuses [] too
         if not items:
             return
         rows = [encode_item(item, self.session_id) for item in items]
@@ -180,6 +189,7 @@ class HelixSession:
 
         Rows another runtime wrote are not items: they are removed and passed over.
         """
+        self._check_open()
         self._count = None
         return await settled(self._pop())
 
@@ -197,6 +207,7 @@ class HelixSession:
 
     async def clear_session(self, *, wrapper: RunContextWrapper[Any] | None = None) -> None:
         """Remove every item; the session itself (and its owner) stays."""
+        self._check_open()
         self._count = None
         await settled(self._clear())
 
@@ -205,7 +216,12 @@ class HelixSession:
             await self._handle.clear()
 
     def close(self) -> None:
-        """Nothing to free: the store belongs to the caller, who closes it."""
+        """End this session object: later calls raise ``RuntimeError``; idempotent.
+
+        The store stays open (it is the caller's), and so do the session's rows:
+        another ``HelixSession`` on the same id goes on using them.
+        """
+        self._closed = True
 
     def _transforms_items(self) -> bool:
         # A subclass that transforms items must supply its own hooks, as the SDK's do.
@@ -217,6 +233,7 @@ class HelixSession:
 
     async def _atomic_replace_items(self, items: list[TResponseInputItem]) -> bool:
         """The SDK's whole-history replacement for manual compaction, in one commit."""
+        self._check_open()
         if self._transforms_items():
             return False
         rows = [encode_item(item, self.session_id) for item in items]
@@ -242,7 +259,10 @@ class HelixSession:
         self, limit: int, *, prune_prefix: Callable[[TResponseInputItem], bool] | None = None
     ) -> _CompactionSnapshot | None:
         """The SDK's suffix-replacement hook for automatic compaction (see docs)."""
+        self._check_open()
         if self._transforms_items():
             return None
         self._count = None
-        return await read_snapshot(self.store, self.session_id, limit, prune_prefix)
+        return await read_snapshot(
+            self.store, self.session_id, limit, prune_prefix, self._check_open
+        )

@@ -12,7 +12,8 @@ from bisect import bisect_left, insort
 from collections.abc import Iterable
 from typing import Any
 
-from helix_agents.core import Checkpoint, CheckpointRange
+from helix_agents.core import Checkpoint
+from helix_agents.core.backend import CheckpointRange
 
 from ._state import SessionData
 

@@ -8,7 +8,8 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, TypeVar
 
-from helix_agents.core import ValidationError, check_id, coerce, parse_message
+from helix_agents.core import ValidationError, parse_message
+from helix_agents.core.backend import check_id, coerce
 from helix_agents.core.context import (
     DEFAULT_MAX_CHARS,
     Compaction,

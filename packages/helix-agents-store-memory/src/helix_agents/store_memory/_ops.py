@@ -5,14 +5,12 @@ from __future__ import annotations
 import copy
 from datetime import datetime
 
-from helix_agents.core import (
+from helix_agents.core import MessageCommit, RunInfo, dump_message
+from helix_agents.core.backend import (
     CommitPlan,
     CommitState,
-    MessageCommit,
-    RunInfo,
     assert_retained,
     commit_survives,
-    dump_message,
     reopen_on_truncate,
 )
 

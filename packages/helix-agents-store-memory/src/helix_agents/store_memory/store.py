@@ -14,7 +14,6 @@ import pydantic
 from helix_agents.core import (
     ApprovalResolution,
     Checkpoint,
-    CommitPlan,
     CommitResult,
     JsonObject,
     LateAnswer,
@@ -27,13 +26,18 @@ from helix_agents.core import (
     RunStatus,
     Scope,
     SessionExistsError,
-    SessionHandles,
     SessionInfo,
     SessionNotFoundError,
     SessionsPage,
     SessionSummary,
     StoredContextItem,
     StoreUnavailableError,
+    ValidationError,
+    parse_message,
+)
+from helix_agents.core.backend import (
+    CommitPlan,
+    SessionHandles,
     assert_fence,
     check_checkpoint_count,
     check_checkpoint_ids,
@@ -54,11 +58,11 @@ from helix_agents.core import (
     encode_sessions_cursor,
     new_session_id,
     next_activity,
-    parse_message,
     pop_keep,
+    redact_url,
     undelivered_in_order,
 )
-from helix_agents.core.clock import utcnow
+from helix_agents.core.clock import check_clock, utcnow
 from helix_agents.core.errors import approval_not_found, session_not_found
 from helix_agents.core.limits import (
     check_listing_first,
@@ -97,9 +101,11 @@ class MemoryStateStore(ContextMethods, SessionHandles):
     ) -> None:
         if max_messages is not None:
             check_max_messages(max_messages)
+        if data is not None and not isinstance(data, MemoryData):
+            raise ValidationError(f"data must be a MemoryData, not {type(data).__name__}")
         self.data = data if data is not None else MemoryData()
         self.max_messages = max_messages
-        self._clock = clock
+        self._clock = check_clock(clock)
         self._closed = False
 
     async def __aenter__(self) -> Self:
@@ -552,9 +558,29 @@ def _summary(session: SessionData) -> SessionSummary:
     )
 
 
+_OPTIONS = frozenset({"clock", "max_messages"})
+
+
 def open_url(url: str, *, namespace: str | None = None, **options: Any) -> MemoryStateStore:
-    """The ``memory://`` entry point; stores opened on ``memory://name`` share their data."""
+    """The ``memory://`` entry point; stores opened on ``memory://name`` share their data.
+
+    Options are keywords only: a query string or an unknown keyword is a
+    :class:`ValidationError`, never silently part of the name or ignored.
+    """
+    unknown = set(options) - _OPTIONS
+    if unknown:
+        raise ValidationError(
+            f"unknown memory store option(s) {', '.join(sorted(map(repr, unknown)))} "
+            f"(known: {', '.join(sorted(_OPTIONS))})"
+        )
+    if namespace is not None and not isinstance(namespace, str):
+        raise ValidationError(f"namespace must be a string, not {type(namespace).__name__}")
     name = url.removeprefix("memory://").strip("/")
+    if "?" in name or "#" in name:
+        raise ValidationError(
+            f"memory URL {redact_url(url)!r} has a query or fragment: "
+            "memory:// takes its options as keywords"
+        )
     if namespace:
         name = f"{name}/{namespace}"
     data = _SHARED.setdefault(name, MemoryData()) if name else None

@@ -15,13 +15,9 @@ from psycopg import AsyncConnection
 from psycopg.rows import tuple_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from helix_agents.core import (
-    StateStoreError,
-    StoreUnavailableError,
-    ValidationError,
-    check_id,
-)
-from helix_agents.core.clock import utcnow
+from helix_agents.core import StateStoreError, StoreUnavailableError, ValidationError
+from helix_agents.core.backend import check_id
+from helix_agents.core.clock import check_clock, utcnow
 from helix_agents.core.errors import session_not_found
 from helix_agents.core.limits import MAX_COUNT
 
@@ -75,6 +71,7 @@ class StoreBase:
             raise ValidationError(f"option auto_migrate={auto_migrate!r} must be a boolean")
         if pool_settings is not None and not isinstance(pool_settings, PoolSettings):
             raise ValidationError(f"pool_settings must be a PoolSettings, not {pool_settings!r}")
+        self._clock = check_clock(clock)
         self.schema = valid_schema(schema)
         self.max_messages = max_messages
         self.auto_migrate = auto_migrate
@@ -90,7 +87,6 @@ class StoreBase:
             self._pool = pool
         self._owns_pool = pool is None
         self._sql = Statements.for_schema(self.schema)
-        self._clock = clock
         self._closed = False
 
     def __repr__(self) -> str:
@@ -299,7 +295,7 @@ class StoreBase:
 
     async def _checked(self, session_id: str, what: str, check: Callable[[], _T]) -> _T:
         """``check()`` after the store and the session id; if it refuses the input, a missing
-        session is reported first (SPEC §5)."""
+        session is reported first (docs/commit.md)."""
         self._ensure_open(what, None)
         check_id(session_id, "session_id")
         try:

@@ -13,11 +13,8 @@ from functools import cache
 
 from psycopg import sql
 
-from helix_agents.core import (
-    Checkpoint,
-    check_checkpoint_ids,
-    checkpoint_range,
-)
+from helix_agents.core import Checkpoint
+from helix_agents.core.backend import check_checkpoint_ids, checkpoint_range
 from helix_agents.core.errors import session_not_found
 
 from . import _json

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
-from helix_agents.core import ValidationError, redact_url
+from helix_agents.core import ValidationError
+from helix_agents.core.backend import redact_url
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",

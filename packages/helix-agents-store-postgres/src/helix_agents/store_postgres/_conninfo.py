@@ -10,7 +10,8 @@ from urllib.parse import unquote, urlsplit
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from helix_agents.core import ValidationError, redact_url
+from helix_agents.core import ValidationError
+from helix_agents.core.backend import redact_url
 
 from ._config import DEFAULT_CONNECT_TIMEOUT, seconds
 

@@ -17,13 +17,8 @@ from psycopg import AsyncConnection, sql
 from psycopg import errors as pg_errors
 from psycopg.rows import tuple_row
 
-from helix_agents.core import (
-    ContextMessage,
-    SessionNotFoundError,
-    coerce,
-    dump_message_json,
-    parse_message_json,
-)
+from helix_agents.core import ContextMessage, SessionNotFoundError
+from helix_agents.core.backend import coerce, dump_message_json, parse_message_json
 from helix_agents.core.context import (
     DEFAULT_MAX_CHARS,
     Compaction,

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from helix_agents.core import (
-    CommitResult,
-    Message,
+from helix_agents.core import CommitResult, Message, dump_message
+from helix_agents.core.backend import (
     assert_fence,
     check_pop_count,
     check_replace,
     check_replace_state,
-    dump_message,
 )
 
 from . import _json

@@ -23,7 +23,8 @@ import re
 from decimal import Decimal
 from typing import Any
 
-from helix_agents.core import Message, parse_message, parse_message_json
+from helix_agents.core import Message, parse_message
+from helix_agents.core.backend import parse_message_json
 
 __all__ = ["dumps", "loads", "parse_row"]
 

@@ -12,6 +12,8 @@ from helix_agents.core import (
     SessionsPage,
     SessionSummary,
     ValidationError,
+)
+from helix_agents.core.backend import (
     check_id,
     check_limit,
     check_new_session,

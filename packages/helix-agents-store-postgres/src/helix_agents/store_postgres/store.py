@@ -7,7 +7,6 @@ from typing import Any
 
 from helix_agents.core import (
     CommitResult,
-    CommitState,
     JsonObject,
     Message,
     MessageCommit,
@@ -15,8 +14,12 @@ from helix_agents.core import (
     PageOrder,
     RunStatus,
     Scope,
-    SessionHandles,
     ValidationError,
+    dump_message,
+)
+from helix_agents.core.backend import (
+    CommitState,
+    SessionHandles,
     assert_fence,
     check_commit,
     check_finish_status,
@@ -25,7 +28,6 @@ from helix_agents.core import (
     check_scope,
     check_scoped_deltas,
     coerce,
-    dump_message,
     merge_deltas,
 )
 from helix_agents.core.limits import (
@@ -68,7 +70,7 @@ class PostgresStateStore(
     async def append_messages(self, session_id: str, commit: MessageCommit) -> CommitResult:
         """Append rows with the checks and deliveries of the commit: ONE round trip.
 
-        The server-side function ``__agents_commit`` runs SPEC §5's checks in
+        The server-side function ``__agents_commit`` runs the checks of docs/commit.md in
         order under the session row lock and writes the rows, deliveries, run
         start and commit id in the same transaction.
         """

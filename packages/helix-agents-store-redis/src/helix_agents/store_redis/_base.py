@@ -10,8 +10,9 @@ from typing import Any, Self, TypeVar
 
 from redis.asyncio import Redis, RedisCluster
 
-from helix_agents.core import StoreUnavailableError, ValidationError, check_id
-from helix_agents.core.clock import utcnow
+from helix_agents.core import StoreUnavailableError, ValidationError
+from helix_agents.core.backend import check_id
+from helix_agents.core.clock import check_clock, utcnow
 from helix_agents.core.errors import session_not_found
 
 from ._client import build_client, describe
@@ -55,8 +56,7 @@ class StoreBase:
             raise ValidationError(
                 f"client must be a redis.asyncio Redis or RedisCluster, not {type(client).__name__}"
             )
-        if not callable(clock):
-            raise ValidationError(f"clock must be a callable, not {type(clock).__name__}")
+        self._clock = check_clock(clock)
         self._where = "Redis" if url is None else f"Redis at {describe(url)}"
         query: dict[str, Any] = {}
         if url is not None:
@@ -80,7 +80,6 @@ class StoreBase:
         self._owns_client = client is None
         self._scripts: Scripts | None = None
         self._closed = False
-        self._clock = clock
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open" if self._scripts else "not open"

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from helix_agents.core import Checkpoint, check_checkpoint_ids, checkpoint_range
+from helix_agents.core import Checkpoint
+from helix_agents.core.backend import check_checkpoint_ids, checkpoint_range
 
 from ._base import StoreBase
 from ._codec import load_record

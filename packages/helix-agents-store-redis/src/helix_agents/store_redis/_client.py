@@ -12,7 +12,8 @@ from redis.asyncio.cluster import ClusterNode
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
-from helix_agents.core import ValidationError, redact_url
+from helix_agents.core import ValidationError
+from helix_agents.core.backend import redact_url
 
 from ._config import Timeouts, refuse_renamed
 

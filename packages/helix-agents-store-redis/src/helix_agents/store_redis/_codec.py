@@ -9,15 +9,8 @@ from typing import Any, TypeVar
 
 import pydantic
 
-from helix_agents.core import (
-    Message,
-    RunInfo,
-    RunStatus,
-    SessionInfo,
-    ValidationError,
-    dump_message_json,
-    parse_message_json,
-)
+from helix_agents.core import Message, RunInfo, RunStatus, SessionInfo, ValidationError
+from helix_agents.core.backend import dump_message_json, parse_message_json
 
 __all__ = [
     "dump_metadata",

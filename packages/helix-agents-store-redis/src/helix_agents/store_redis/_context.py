@@ -12,12 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any, TypeVar
 
-from helix_agents.core import (
-    ContextMessage,
-    coerce,
-    dump_message_json,
-    parse_message_json,
-)
+from helix_agents.core import ContextMessage
+from helix_agents.core.backend import coerce, dump_message_json, parse_message_json
 from helix_agents.core.context import (
     DEFAULT_MAX_CHARS,
     Compaction,

@@ -4,13 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from helix_agents.core import (
-    CommitResult,
-    Message,
-    check_pop_count,
-    check_replace,
-    check_replace_state,
-)
+from helix_agents.core import CommitResult, Message
+from helix_agents.core.backend import check_pop_count, check_replace, check_replace_state
 from helix_agents.core.refusals import raise_refusal
 
 from ._base import StoreBase

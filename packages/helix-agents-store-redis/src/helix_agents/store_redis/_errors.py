@@ -28,12 +28,9 @@ from redis.exceptions import (
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from helix_agents.core import (
+from helix_agents.core import MessageCommit, RunInfo, StoreMisconfiguredError, StoreUnavailableError
+from helix_agents.core.backend import (
     CommitState,
-    MessageCommit,
-    RunInfo,
-    StoreMisconfiguredError,
-    StoreUnavailableError,
     assert_fence,
     assert_retained,
     check_checkpoint_count,

@@ -11,13 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from helix_agents.core import (
-    SessionsPage,
-    SessionSummary,
-    check_id,
-    decode_sessions_cursor,
-    encode_sessions_cursor,
-)
+from helix_agents.core import SessionsPage, SessionSummary
+from helix_agents.core.backend import check_id, decode_sessions_cursor, encode_sessions_cursor
 from helix_agents.core.limits import check_listing_first
 
 from ._base import StoreBase

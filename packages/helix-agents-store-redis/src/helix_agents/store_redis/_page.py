@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from helix_agents.core import MessagePage, PageOrder, StateStoreError
-from helix_agents.core.limits import next_page_cursor, page_window
+from helix_agents.core.backend import next_page_cursor, page_window
 
 from ._codec import text, unpack_rows
 from ._errors import SERVER

@@ -14,11 +14,8 @@ from helix_agents.core import (
     PendingApproval,
     RecordResult,
     StoredContextItem,
-    check_id,
-    coerce,
-    coerce_all,
-    undelivered_in_order,
 )
+from helix_agents.core.backend import check_id, coerce, coerce_all, undelivered_in_order
 
 from ._base import StoreBase
 from ._codec import dump_record, load_record

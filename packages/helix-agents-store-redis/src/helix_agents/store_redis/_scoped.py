@@ -22,7 +22,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from helix_agents.core import JsonObject, Scope, check_scope
+from helix_agents.core import JsonObject, Scope
+from helix_agents.core.backend import check_scope
 
 from ._base import StoreBase
 from ._codec import text

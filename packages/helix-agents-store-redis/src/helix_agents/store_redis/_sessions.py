@@ -6,16 +6,8 @@ from typing import Any
 
 import pydantic
 
-from helix_agents.core import (
-    JsonObject,
-    SessionExistsError,
-    SessionInfo,
-    SessionNotFoundError,
-    check_id,
-    check_limit,
-    check_new_session,
-    new_session_id,
-)
+from helix_agents.core import JsonObject, SessionExistsError, SessionInfo, SessionNotFoundError
+from helix_agents.core.backend import check_id, check_limit, check_new_session, new_session_id
 from helix_agents.core.refusals import raise_refusal
 
 from ._base import StoreBase

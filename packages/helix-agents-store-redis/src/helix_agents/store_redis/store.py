@@ -11,9 +11,11 @@ from helix_agents.core import (
     MessagePage,
     PageOrder,
     RunStatus,
-    SessionHandles,
     StoreUnavailableError,
     ValidationError,
+)
+from helix_agents.core.backend import (
+    SessionHandles,
     check_finish_status,
     check_id,
     check_keep,

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from helix_agents.core import Checkpoint, CheckpointRange
+from helix_agents.core import Checkpoint
+from helix_agents.core.backend import CheckpointRange
 
 from ._rows import Clock, load_session, touch
 

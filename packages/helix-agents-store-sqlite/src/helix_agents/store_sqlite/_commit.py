@@ -1,4 +1,4 @@
-"""The commit of SPEC §5 and the cuts it shares with truncate, inside one write transaction.
+"""The commit (docs/commit.md) and the cuts it shares with truncate, inside one write transaction.
 
 Each function here runs on the connection's thread with the write lock held
 (``BEGIN IMMEDIATE``): it reads what core's rules need, lets
@@ -11,12 +11,10 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from helix_agents.core import (
+from helix_agents.core import CommitResult, MessageCommit, RunInfo
+from helix_agents.core.backend import (
     CommitPlan,
-    CommitResult,
     CommitState,
-    MessageCommit,
-    RunInfo,
     assert_retained,
     check_commit,
     coerce,

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from helix_agents.core import ValidationError, check_text, redact_url
+from helix_agents.core import ValidationError
+from helix_agents.core.backend import check_text, redact_url
 
 __all__ = [
     "OPTIONS",

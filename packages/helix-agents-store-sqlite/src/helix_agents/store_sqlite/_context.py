@@ -12,7 +12,8 @@ import sqlite3
 
 from pydantic import TypeAdapter
 
-from helix_agents.core import ContextMessage, dump_message_json, parse_message_json
+from helix_agents.core import ContextMessage
+from helix_agents.core.backend import dump_message_json, parse_message_json
 from helix_agents.core.context import (
     Compaction,
     CompactionResult,

@@ -7,7 +7,8 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
-from helix_agents.core import ValidationError, check_id, coerce
+from helix_agents.core import ValidationError
+from helix_agents.core.backend import check_id, coerce
 from helix_agents.core.context import (
     DEFAULT_MAX_CHARS,
     Compaction,

@@ -6,10 +6,9 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from helix_agents.core import (
+from helix_agents.core import CommitResult, Message
+from helix_agents.core.backend import (
     CommitPlan,
-    CommitResult,
-    Message,
     assert_fence,
     check_pop_count,
     check_replace,

@@ -20,6 +20,8 @@ from helix_agents.core import (
     SessionSummary,
     StoredContextItem,
     ValidationError,
+)
+from helix_agents.core.backend import (
     check_id,
     encode_sessions_cursor,
     parse_message_json,

@@ -18,6 +18,8 @@ from helix_agents.core import (
     PendingApproval,
     RecordResult,
     StoredContextItem,
+)
+from helix_agents.core.backend import (
     assert_fence,
     check_checkpoint_count,
     check_id,

@@ -10,7 +10,8 @@ from typing import Any
 
 import pydantic
 
-from helix_agents.core import RunInfo, SessionInfo, next_activity
+from helix_agents.core import RunInfo, SessionInfo
+from helix_agents.core.backend import next_activity
 from helix_agents.core.errors import session_not_found
 
 __all__ = [

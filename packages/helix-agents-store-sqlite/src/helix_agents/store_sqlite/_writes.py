@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from helix_agents.core import (
-    RunStatus,
-    SessionExistsError,
-    SessionInfo,
+from helix_agents.core import RunStatus, SessionExistsError, SessionInfo
+from helix_agents.core.backend import (
     assert_fence,
     check_finish_status,
     check_id,

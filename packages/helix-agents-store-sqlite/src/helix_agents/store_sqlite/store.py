@@ -25,13 +25,15 @@ from helix_agents.core import (
     RecordResult,
     RunStatus,
     Scope,
-    SessionHandles,
     SessionInfo,
     SessionNotFoundError,
     SessionsPage,
     StoredContextItem,
     StoreUnavailableError,
     ValidationError,
+)
+from helix_agents.core.backend import (
+    SessionHandles,
     check_checkpoint_ids,
     check_id,
     check_new_session,
@@ -39,7 +41,7 @@ from helix_agents.core import (
     checkpoint_range,
     decode_sessions_cursor,
 )
-from helix_agents.core.clock import utcnow
+from helix_agents.core.clock import check_clock, utcnow
 from helix_agents.core.limits import check_listing_first, check_max_messages
 
 from . import _checkpoint_pages, _commit, _edits, _reads, _records, _scoped, _writes
@@ -83,7 +85,7 @@ class SQLiteStateStore(ContextMethods, SessionHandles):
             ) from None
         self.config = SQLiteConfig(file, busy_timeout, synchronous)
         self.max_messages = max_messages
-        self._clock = clock
+        self._clock = check_clock(clock)
         self._writer: Database | None = None
         self._reader: Database | None = None
         self._closed = False

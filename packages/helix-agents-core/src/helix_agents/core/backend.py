@@ -1,0 +1,117 @@
+"""The toolkit for writing a store: the shared rules every backend applies.
+
+Users of a store need only :mod:`helix_agents.core`. This module is for backend
+authors (see ``docs/backends/writing.md``): the commit pre-checks, the input
+checks, cursor and page helpers, the storage encoding of messages, the refusal
+table and the ``SessionHandles`` mixin. It changes with the rules; its changes
+are listed under "Backend API" in the changelog.
+"""
+
+from .checkpoint_pages import CheckpointRange, check_checkpoint_ids, checkpoint_range
+from .clock import check_clock, utcnow
+from .cursors import (
+    decode_message_cursor,
+    decode_sessions_cursor,
+    encode_message_cursor,
+    encode_sessions_cursor,
+)
+from .edits import check_pop_count, check_replace, check_replace_state, check_rows, pop_keep
+from .errors import approval_not_found, session_not_found
+from .handles import SessionHandles
+from .inputs import check_id, check_json, check_record, check_text
+from .limits import (
+    MAX_COUNT,
+    MAX_PAGE,
+    check_listing_first,
+    check_max_messages,
+    check_page_args,
+    check_tail_limit,
+    next_page_cursor,
+    page_window,
+)
+from .messages import dump_message_json, parse_message_json
+from .refusals import REFUSALS, raise_refusal
+from .registry import ENTRY_POINT_GROUP
+from .rules import (
+    CommitPlan,
+    CommitState,
+    assert_deliverable,
+    assert_delivery_offsets,
+    assert_fence,
+    assert_retained,
+    check_checkpoint_count,
+    check_commit,
+    check_finish_status,
+    check_keep,
+    check_limit,
+    check_new_session,
+    coerce,
+    coerce_all,
+    commit_survives,
+    new_session_id,
+    next_activity,
+    reopen_on_truncate,
+    undelivered_in_order,
+)
+from .scoped import check_scope, check_scoped_deltas, merge_deltas
+from .urls import redact_url
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "MAX_COUNT",
+    "MAX_PAGE",
+    "REFUSALS",
+    "CheckpointRange",
+    "CommitPlan",
+    "CommitState",
+    "SessionHandles",
+    "approval_not_found",
+    "assert_deliverable",
+    "assert_delivery_offsets",
+    "assert_fence",
+    "assert_retained",
+    "check_checkpoint_count",
+    "check_checkpoint_ids",
+    "check_clock",
+    "check_commit",
+    "check_finish_status",
+    "check_id",
+    "check_json",
+    "check_keep",
+    "check_limit",
+    "check_listing_first",
+    "check_max_messages",
+    "check_new_session",
+    "check_page_args",
+    "check_pop_count",
+    "check_record",
+    "check_replace",
+    "check_replace_state",
+    "check_rows",
+    "check_scope",
+    "check_scoped_deltas",
+    "check_tail_limit",
+    "check_text",
+    "checkpoint_range",
+    "coerce",
+    "coerce_all",
+    "commit_survives",
+    "decode_message_cursor",
+    "decode_sessions_cursor",
+    "dump_message_json",
+    "encode_message_cursor",
+    "encode_sessions_cursor",
+    "merge_deltas",
+    "new_session_id",
+    "next_activity",
+    "next_page_cursor",
+    "page_window",
+    "parse_message_json",
+    "pop_keep",
+    "raise_refusal",
+    "redact_url",
+    "reopen_on_truncate",
+    "session_not_found",
+    "undelivered_in_order",
+    "utcnow",
+]
