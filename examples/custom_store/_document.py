@@ -10,6 +10,7 @@ import pydantic
 from helix_agents.core import (
     Checkpoint,
     CommitResult,
+    ContextMessage,
     JsonObject,
     LateAnswer,
     MessageCommit,
@@ -26,11 +27,29 @@ from helix_agents.core.backend import (
     parse_message_json,
     reopen_on_truncate,
 )
+from helix_agents.core.context import OutputRef
 
-__all__ = ["SessionDoc"]
+__all__ = ["ContextDoc", "SessionDoc"]
 
 
-class SessionDoc(pydantic.BaseModel):
+class _Doc(pydantic.BaseModel):
+    def model_post_init(self, context: Any, /) -> None:
+        """Count every field of the document as set, so that :meth:`SessionDoc.dump` keeps it
+        (fields are changed in place, which pydantic does not see)."""
+        self.__pydantic_fields_set__.update(type(self).model_fields)
+
+
+class ContextDoc(_Doc):
+    """A session's stored outputs, compactions and archived rows (docs/context-strategies.md)."""
+
+    outputs: dict[str, tuple[OutputRef, str]] = {}  # output id -> (reference, text)
+    keys: dict[str, str] = {}  # store_output key -> output id
+    compactions: list[tuple[int, ContextMessage]] = []  # (boundary, summary row), oldest first
+    archive: list[tuple[int, str]] = []  # (index, row JSON): rows retention moved out
+    preserved: bool = False  # once true, retention archives rows instead of dropping them
+
+
+class SessionDoc(_Doc):
     """Everything one session holds. Rows keep their absolute index: row ``i`` is
     ``rows[i - first_index]``; queued records carry the index of the row that
     delivered them, or ``None`` while queued."""
@@ -52,10 +71,7 @@ class SessionDoc(pydantic.BaseModel):
     checkpoints: dict[str, Checkpoint] = {}
     commits: dict[str, CommitResult] = {}
     scoped: JsonObject = {}  # the session's scoped-state map (docs/scoped-state.md)
-
-    def model_post_init(self, context: Any, /) -> None:
-        """Count every field of the document as set, so that :meth:`dump` keeps it."""
-        self.__pydantic_fields_set__.update(type(self).model_fields)
+    context: ContextDoc = pydantic.Field(default_factory=ContextDoc)
 
     def dump(self) -> str:
         """The document's JSON text.
@@ -93,6 +109,8 @@ class SessionDoc(pydantic.BaseModel):
             cid: cp for cid, cp in self.checkpoints.items() if cp.message_count <= keep
         }
         self.commits = {cid: res for cid, res in self.commits.items() if commit_survives(res, keep)}
+        # CS-11: a compaction whose boundary is past the cut no longer describes the log.
+        self.context.compactions = [c for c in self.context.compactions if c[0] <= keep]
 
     def apply(self, plan: CommitPlan, commit_id: str | None, now: datetime) -> None:
         """Write a plan that ``check_commit`` (or a replace) returned."""
@@ -115,6 +133,8 @@ class SessionDoc(pydantic.BaseModel):
         if max_messages is None or len(self.rows) <= max_messages:
             return
         drop = len(self.rows) - max_messages
+        if self.context.preserved:  # CS-9: archive what retention drops
+            self.context.archive.extend((self.first_index + i, self.rows[i]) for i in range(drop))
         self.dropped_ui += sum(not _is_context(row) for row in self.rows[:drop])
         del self.rows[:drop]
         self.first_index += drop

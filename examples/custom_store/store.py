@@ -63,7 +63,8 @@ from helix_agents.core.limits import (
     page_window,
 )
 
-from ._document import SessionDoc
+from ._context import ContextMethods
+from ._document import ContextDoc, SessionDoc
 from ._records import RecordMethods
 
 __all__ = ["JsonDocumentStore"]
@@ -71,7 +72,7 @@ __all__ = ["JsonDocumentStore"]
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-class JsonDocumentStore(RecordMethods, SessionHandles):
+class JsonDocumentStore(ContextMethods, RecordMethods, SessionHandles):
     """Sessions as JSON documents in ``documents``, app and user state maps in ``shared``;
     stores given the same mappings share them.
 
@@ -179,6 +180,7 @@ class JsonDocumentStore(RecordMethods, SessionHandles):
                 table.clear()
             doc.resolved.clear()
             doc.scoped = {}
+            doc.context = ContextDoc()
             run = doc.current_run
             if run is not None and run.status == "live":
                 doc.current_run = run.model_copy(

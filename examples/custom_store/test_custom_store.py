@@ -2,25 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 
-from helix_agents.contract import RULE_IDS, SessionStoreContract, StoreFactory
+from helix_agents.contract import SessionStoreContract, StoreFactory
+from helix_agents.contract.differential import run_differential
+from helix_agents.store_memory import MemoryStateStore
 
 from . import JsonDocumentStore
-
-# The context store protocol (docs/context-strategies.md) is a second protocol this
-# example leaves out to stay small; the memory store's _context.py shows it.
-_NO_CONTEXT_STORE = "the example implements SessionStateStore only, not ContextStore"
 
 
 class TestJsonDocumentStore(SessionStoreContract):
     """Every rule on :class:`JsonDocumentStore`; instances share one pair of dicts."""
-
-    expected_failures: ClassVar[dict[str, str]] = {
-        rule_id: _NO_CONTEXT_STORE for rule_id in RULE_IDS if rule_id.startswith("CS-")
-    }
 
     @pytest.fixture
     def store_factory(self) -> StoreFactory:
@@ -31,3 +25,15 @@ class TestJsonDocumentStore(SessionStoreContract):
             return JsonDocumentStore(documents, shared, **options)
 
         return factory
+
+
+def test_matches_core_on_generated_sequences() -> None:
+    """The differential test (docs/contract.md): every result and error equals the memory
+    store's, context store included."""
+    documents: dict[str, str] = {}
+    shared: dict[str, str] = {}
+
+    def factory(**options: Any) -> JsonDocumentStore:
+        return JsonDocumentStore(documents, shared, **options)
+
+    assert run_differential(factory, MemoryStateStore) > 0

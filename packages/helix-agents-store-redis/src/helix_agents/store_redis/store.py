@@ -24,7 +24,7 @@ from helix_agents.core.backend import (
     merge_deltas,
 )
 from helix_agents.core.errors import session_not_found
-from helix_agents.core.limits import check_page_args, check_tail_limit, next_page_cursor
+from helix_agents.core.limits import check_page_args, check_tail_limit
 
 from ._checkpoint_pages import CheckpointPagesMixin
 from ._codec import pack_row, text, unpack_rows
@@ -32,6 +32,7 @@ from ._context import ContextMixin
 from ._edits import EditsMixin
 from ._errors import DRIVER_ERRORS, Refusal, driver_error, raise_commit_refusal
 from ._listing import ListingMixin
+from ._page import read_page
 from ._records import RecordsMixin
 from ._schema import COMMIT, COMMIT_REPLY, TRUNCATE, joined_reply
 from ._scoped import ScopedMixin, flat_pairs, journal_entry
@@ -199,13 +200,7 @@ class RedisStateStore(
         )
         if reply is None:
             raise session_not_found(session_id)
-        head, _, joined = text(reply).partition("\n")
-        lo, hi, first, count = (int(v) for v in head.split(":"))
-        rows = unpack_rows(joined)
-        if order == "desc":
-            rows.reverse()
-        next_cursor = next_page_cursor(session_id, order, lo, hi, first, count)
-        return MessagePage(messages=tuple(rows), next_cursor=next_cursor)
+        return read_page(session_id, order, start, limit, reply)
 
     async def truncate_messages(
         self, session_id: str, keep: int, *, fence_run_id: str | None = None

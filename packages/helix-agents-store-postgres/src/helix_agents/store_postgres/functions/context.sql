@@ -47,13 +47,11 @@ CREATE OR REPLACE FUNCTION __agents_store_output(
     p_session text, p_output text, p_key text, p_ref jsonb, p_content text, p_now timestamptz
 ) RETURNS jsonb LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
-    s     __agents_sessions%ROWTYPE;
+    l record := __agents_lock(p_session, NULL);
+    s __agents_sessions%ROWTYPE := l.s;
     v_ref jsonb;
 BEGIN
-    SELECT * INTO s FROM __agents_sessions WHERE session_id = p_session FOR UPDATE;
-    IF NOT FOUND THEN
-        RETURN jsonb_build_object('refused', 'session_not_found');
-    END IF;
+    IF l.refusal IS NOT NULL THEN RETURN l.refusal; END IF;
     IF p_key IS NOT NULL THEN
         SELECT ref INTO v_ref FROM __agents_outputs
         WHERE session_id = p_session AND caller_key = p_key;
@@ -77,15 +75,13 @@ CREATE OR REPLACE FUNCTION __agents_compact(
     p_summary jsonb, p_now timestamptz
 ) RETURNS jsonb LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
-    s          __agents_sessions%ROWTYPE;
+    l record := __agents_lock(p_session, NULL);
+    s __agents_sessions%ROWTYPE := l.s;
     v_number   bigint := 0;
     v_start    bigint := 0;
     v_preserved boolean;
 BEGIN
-    SELECT * INTO s FROM __agents_sessions WHERE session_id = p_session FOR UPDATE;
-    IF NOT FOUND THEN
-        RETURN jsonb_build_object('refused', 'session_not_found');
-    END IF;
+    IF l.refusal IS NOT NULL THEN RETURN l.refusal; END IF;
     SELECT number, boundary INTO v_number, v_start FROM __agents_compactions
     WHERE session_id = p_session ORDER BY number DESC LIMIT 1;
     IF NOT FOUND THEN

@@ -20,18 +20,13 @@ CREATE OR REPLACE FUNCTION __agents_pop(
     p_session text, p_count bigint, p_fence text, p_now timestamptz
 ) RETURNS jsonb LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
-    s      __agents_sessions%ROWTYPE;
+    l record := __agents_lock(p_session, p_fence);
+    s __agents_sessions%ROWTYPE := l.s;
     v_keep bigint;
     v_rows jsonb;
     v_ui   bigint;
 BEGIN
-    SELECT * INTO s FROM __agents_sessions WHERE session_id = p_session FOR UPDATE;
-    IF NOT FOUND THEN
-        RETURN jsonb_build_object('refused', 'session_not_found');
-    END IF;
-    IF NOT __agents_fenced(s, p_fence) THEN
-        RETURN __agents_refusal('superseded', s);
-    END IF;
+    IF l.refusal IS NOT NULL THEN RETURN l.refusal; END IF;
     -- core.pop_keep: only rows retention kept can go.
     v_keep := s.message_count - least(p_count, s.message_count - s.first_index);
     IF v_keep = s.message_count THEN
@@ -56,16 +51,14 @@ CREATE OR REPLACE FUNCTION __agents_replace(
     p_now timestamptz, p_max_messages bigint
 ) RETURNS jsonb LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
-    s        __agents_sessions%ROWTYPE;
+    l record := __agents_lock(p_session, NULL);
+    s __agents_sessions%ROWTYPE := l.s;
     v_reason text;
     v_count  bigint := p_keep + jsonb_array_length(p_rows);
     v_first  bigint;
     v_ui     bigint;
 BEGIN
-    SELECT * INTO s FROM __agents_sessions WHERE session_id = p_session FOR UPDATE;
-    IF NOT FOUND THEN
-        RETURN jsonb_build_object('refused', 'session_not_found');
-    END IF;
+    IF l.refusal IS NOT NULL THEN RETURN l.refusal; END IF;
     IF NOT __agents_fenced(s, p_fence) THEN
         v_reason := 'superseded';
     ELSIF p_expect <> s.message_count THEN

@@ -28,18 +28,43 @@ RETURNS jsonb LANGUAGE sql STABLE AS $$
         'metadata', s.metadata::text)
 $$;
 
+-- The preamble of a session write: the session row, locked FOR UPDATE, and the
+-- refusal that ends the write before anything else (NULL when it may go on): no
+-- such session, then a stale fence (p_fence NULL: no fence; a write whose other
+-- checks come before the fence passes NULL and checks the fence itself).
+-- A caller declares ``l record := __agents_lock(...)`` (a plpgsql INTO list cannot
+-- hold a row) and returns ``l.refusal`` when it is not NULL.
+CREATE OR REPLACE FUNCTION __agents_lock(
+    p_session text, p_fence text, OUT s __agents_sessions, OUT refusal jsonb
+) LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+BEGIN
+    SELECT * INTO s FROM __agents_sessions WHERE session_id = p_session FOR UPDATE;
+    IF NOT FOUND THEN
+        refusal := jsonb_build_object('refused', 'session_not_found');
+    ELSIF NOT __agents_fenced(s, p_fence) THEN
+        refusal := __agents_refusal('superseded', s);
+    END IF;
+END
+$$;
+
+-- A landed write moves the session's last activity forward.
+CREATE OR REPLACE FUNCTION __agents_touch(s __agents_sessions, p_now timestamptz)
+RETURNS void LANGUAGE sql SET search_path FROM CURRENT AS $$
+    UPDATE __agents_sessions
+    SET last_activity_at = __agents_next_activity(s.last_activity_at, p_now)
+    WHERE session_id = s.session_id
+$$;
+
 CREATE OR REPLACE FUNCTION __agents_truncate(
     p_session text, p_keep bigint, p_fence text, p_now timestamptz
 ) RETURNS jsonb LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
-    s        __agents_sessions%ROWTYPE;
+    l record := __agents_lock(p_session, NULL);
+    s __agents_sessions%ROWTYPE := l.s;
     v_reason text;
     v_ui     bigint;
 BEGIN
-    SELECT * INTO s FROM __agents_sessions WHERE session_id = p_session FOR UPDATE;
-    IF NOT FOUND THEN
-        RETURN jsonb_build_object('refused', 'session_not_found');
-    END IF;
+    IF l.refusal IS NOT NULL THEN RETURN l.refusal; END IF;
     IF p_keep < 0 OR p_keep > s.message_count THEN
         v_reason := 'invalid';
     ELSIF NOT __agents_fenced(s, p_fence) THEN
@@ -64,12 +89,10 @@ CREATE OR REPLACE FUNCTION __agents_finish_run(
     p_session text, p_run text, p_status text, p_now timestamptz
 ) RETURNS jsonb LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
-    s __agents_sessions%ROWTYPE;
+    l record := __agents_lock(p_session, NULL);
+    s __agents_sessions%ROWTYPE := l.s;
 BEGIN
-    SELECT * INTO s FROM __agents_sessions WHERE session_id = p_session FOR UPDATE;
-    IF NOT FOUND THEN
-        RETURN jsonb_build_object('refused', 'session_not_found');
-    END IF;
+    IF l.refusal IS NOT NULL THEN RETURN l.refusal; END IF;
     IF p_status NOT IN ('completed', 'failed', 'cancelled', 'awaiting_approval') THEN
         RETURN __agents_refusal('invalid', s);
     END IF;
@@ -91,16 +114,11 @@ CREATE OR REPLACE FUNCTION __agents_record(
     p_fence text, p_now timestamptz
 ) RETURNS jsonb LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
-    s     __agents_sessions%ROWTYPE;
+    l record := __agents_lock(p_session, p_fence);
+    s __agents_sessions%ROWTYPE := l.s;
     v_new integer;
 BEGIN
-    SELECT * INTO s FROM __agents_sessions WHERE session_id = p_session FOR UPDATE;
-    IF NOT FOUND THEN
-        RETURN jsonb_build_object('refused', 'session_not_found');
-    END IF;
-    IF NOT __agents_fenced(s, p_fence) THEN
-        RETURN __agents_refusal('superseded', s);
-    END IF;
+    IF l.refusal IS NOT NULL THEN RETURN l.refusal; END IF;
     IF p_late THEN
         INSERT INTO __agents_late_answers (session_id, call_id, at, body)
         VALUES (p_session, p_key, p_at, p_body) ON CONFLICT DO NOTHING;
@@ -109,11 +127,7 @@ BEGIN
         VALUES (p_session, p_key, p_at, p_body) ON CONFLICT DO NOTHING;
     END IF;
     GET DIAGNOSTICS v_new = ROW_COUNT;
-    IF v_new > 0 THEN
-        UPDATE __agents_sessions
-        SET last_activity_at = __agents_next_activity(s.last_activity_at, p_now)
-        WHERE session_id = p_session;
-    END IF;
+    IF v_new > 0 THEN PERFORM __agents_touch(s, p_now); END IF;
     RETURN jsonb_build_object('recorded', v_new > 0);
 END
 $$;
@@ -124,27 +138,18 @@ CREATE OR REPLACE FUNCTION __agents_add_approvals(
     p_fence text, p_now timestamptz
 ) RETURNS jsonb LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
-    s     __agents_sessions%ROWTYPE;
+    l record := __agents_lock(p_session, p_fence);
+    s __agents_sessions%ROWTYPE := l.s;
     v_new integer;
 BEGIN
-    SELECT * INTO s FROM __agents_sessions WHERE session_id = p_session FOR UPDATE;
-    IF NOT FOUND THEN
-        RETURN jsonb_build_object('refused', 'session_not_found');
-    END IF;
-    IF NOT __agents_fenced(s, p_fence) THEN
-        RETURN __agents_refusal('superseded', s);
-    END IF;
+    IF l.refusal IS NOT NULL THEN RETURN l.refusal; END IF;
     INSERT INTO __agents_approvals (session_id, approval_id, requested_at, body)
     SELECT p_session, a.id, a.requested_at, a.body
     FROM unnest(p_ids, p_requested, p_bodies) WITH ORDINALITY AS a(id, requested_at, body, ord)
     ORDER BY a.ord
     ON CONFLICT DO NOTHING;
     GET DIAGNOSTICS v_new = ROW_COUNT;
-    IF v_new > 0 THEN
-        UPDATE __agents_sessions
-        SET last_activity_at = __agents_next_activity(s.last_activity_at, p_now)
-        WHERE session_id = p_session;
-    END IF;
+    IF v_new > 0 THEN PERFORM __agents_touch(s, p_now); END IF;
     RETURN '{}';
 END
 $$;
@@ -153,13 +158,11 @@ CREATE OR REPLACE FUNCTION __agents_resolve_approval(
     p_session text, p_approval text, p_now timestamptz
 ) RETURNS jsonb LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
-    s          __agents_sessions%ROWTYPE;
+    l record := __agents_lock(p_session, NULL);
+    s __agents_sessions%ROWTYPE := l.s;
     v_resolved boolean;
 BEGIN
-    SELECT * INTO s FROM __agents_sessions WHERE session_id = p_session FOR UPDATE;
-    IF NOT FOUND THEN
-        RETURN jsonb_build_object('refused', 'session_not_found');
-    END IF;
+    IF l.refusal IS NOT NULL THEN RETURN l.refusal; END IF;
     SELECT a.resolved INTO v_resolved FROM __agents_approvals a
     WHERE a.session_id = p_session AND a.approval_id = p_approval;
     IF NOT FOUND THEN
@@ -170,9 +173,7 @@ BEGIN
     END IF;
     UPDATE __agents_approvals SET resolved = true
     WHERE session_id = p_session AND approval_id = p_approval;
-    UPDATE __agents_sessions
-    SET last_activity_at = __agents_next_activity(s.last_activity_at, p_now)
-    WHERE session_id = p_session;
+    PERFORM __agents_touch(s, p_now);
     RETURN jsonb_build_object('resolution', 'resolved');
 END
 $$;
@@ -182,13 +183,11 @@ CREATE OR REPLACE FUNCTION __agents_save_checkpoint(
     p_body jsonb, p_fence text, p_now timestamptz
 ) RETURNS jsonb LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
-    s     __agents_sessions%ROWTYPE;
+    l record := __agents_lock(p_session, NULL);
+    s __agents_sessions%ROWTYPE := l.s;
     v_new integer;
 BEGIN
-    SELECT * INTO s FROM __agents_sessions WHERE session_id = p_session FOR UPDATE;
-    IF NOT FOUND THEN
-        RETURN jsonb_build_object('refused', 'session_not_found');
-    END IF;
+    IF l.refusal IS NOT NULL THEN RETURN l.refusal; END IF;
     IF p_message_count > s.message_count THEN
         RETURN __agents_refusal('invalid', s);
     END IF;
@@ -200,11 +199,7 @@ BEGIN
     VALUES (p_session, p_checkpoint, p_message_count, p_created, p_body)
     ON CONFLICT DO NOTHING;
     GET DIAGNOSTICS v_new = ROW_COUNT;
-    IF v_new > 0 THEN
-        UPDATE __agents_sessions
-        SET last_activity_at = __agents_next_activity(s.last_activity_at, p_now)
-        WHERE session_id = p_session;
-    END IF;
+    IF v_new > 0 THEN PERFORM __agents_touch(s, p_now); END IF;
     RETURN jsonb_build_object('recorded', v_new > 0);
 END
 $$;
@@ -214,12 +209,10 @@ $$;
 CREATE OR REPLACE FUNCTION __agents_clear(p_session text, p_now timestamptz)
 RETURNS jsonb LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
-    s __agents_sessions%ROWTYPE;
+    l record := __agents_lock(p_session, NULL);
+    s __agents_sessions%ROWTYPE := l.s;
 BEGIN
-    SELECT * INTO s FROM __agents_sessions WHERE session_id = p_session FOR UPDATE;
-    IF NOT FOUND THEN
-        RETURN jsonb_build_object('refused', 'session_not_found');
-    END IF;
+    IF l.refusal IS NOT NULL THEN RETURN l.refusal; END IF;
     DELETE FROM __agents_messages WHERE session_id = p_session;
     DELETE FROM __agents_context_items WHERE session_id = p_session;
     DELETE FROM __agents_late_answers WHERE session_id = p_session;

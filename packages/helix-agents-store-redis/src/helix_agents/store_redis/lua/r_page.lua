@@ -1,6 +1,10 @@
 -- page_messages. ARGV: order, start index (-1 = from the end the order starts at), limit.
 -- One string: 'lo:hi:first:count', then the rows, joined by newlines (as r_tail).
 -- Nil when the session does not exist. KEYS: meta, rows.
+-- The window below is a copy of core's page_window: it needs the session's first
+-- retained index and count, which only this read sees (one round trip, and no
+-- retention in between). The client recomputes core's window from the
+-- first:count this returns and raises a drift on any difference (_page.py).
 local META, ROWS = KEYS[1], KEYS[2]
 if redis.call('EXISTS', META) == 0 then
   return false

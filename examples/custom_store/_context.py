@@ -1,0 +1,191 @@
+"""The context store protocol of :class:`~.store.JsonDocumentStore`: stored tool outputs,
+compactions and history search (docs/context-strategies.md).
+
+Like the rest of the example, each method loads the session's document, lets
+core check and shape the answer, and saves the document after a write.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from datetime import datetime
+
+from helix_agents.core.backend import coerce, parse_message_json
+from helix_agents.core.context import (
+    DEFAULT_MAX_CHARS,
+    Compaction,
+    CompactionResult,
+    ContextWindow,
+    HistoryHit,
+    HistoryQuery,
+    HistorySearch,
+    OutputNotFoundError,
+    OutputRef,
+    OutputSlice,
+    check_compaction,
+    check_output_args,
+    check_read_args,
+    compaction_result,
+    describe_output,
+    grep_lines,
+    new_output_id,
+    read_lines,
+    search_result,
+    summary_row,
+)
+
+from ._document import SessionDoc
+
+__all__ = ["ContextMethods"]
+
+
+class ContextMethods:
+    """:class:`~helix_agents.core.context.ContextStore` on the session documents."""
+
+    _clock: Callable[[], datetime]
+    _load: Callable[[str], SessionDoc]
+    _write: Callable[[str], AbstractContextManager[SessionDoc]]
+    _touch: Callable[[SessionDoc], None]
+
+    async def store_output(
+        self,
+        session_id: str,
+        content: str,
+        *,
+        tool_name: str | None = None,
+        key: str | None = None,
+    ) -> OutputRef:
+        """Store ``content``; a repeat under the same ``key`` returns the first reference."""
+        with self._write(session_id) as doc:
+            content, tool_name, key = check_output_args(session_id, content, tool_name, key)
+            ctx = doc.context
+            if key is not None and key in ctx.keys:
+                ref, _ = ctx.outputs[ctx.keys[key]]
+                return ref.model_copy(update={"replayed": True})
+            ref = describe_output(
+                content,
+                output_id=new_output_id(),
+                created_at=self._clock(),
+                tool_name=tool_name,
+                key=key,
+            )
+            ctx.outputs[ref.output_id] = (ref, content)
+            if key is not None:
+                ctx.keys[key] = ref.output_id
+            self._touch(doc)
+            return ref
+
+    def _output(self, session_id: str, output_id: str) -> tuple[OutputRef, str]:
+        found = self._load(session_id).context.outputs.get(output_id)
+        if found is None:
+            raise OutputNotFoundError(
+                f"session {session_id!r} has no stored output {output_id!r}",
+                session_id=session_id,
+            )
+        return found
+
+    async def get_output(self, session_id: str, output_id: str) -> OutputRef:
+        """The reference of a stored output."""
+        self._load(session_id)
+        oid = check_read_args(session_id, output_id, DEFAULT_MAX_CHARS)
+        return self._output(session_id, oid)[0]
+
+    async def read_output(
+        self,
+        session_id: str,
+        output_id: str,
+        *,
+        start_line: int = 1,
+        end_line: int | None = None,
+        max_chars: int = DEFAULT_MAX_CHARS,
+    ) -> OutputSlice:
+        """Lines ``start_line..end_line`` of a stored output, cut to ``max_chars``."""
+        self._load(session_id)
+        oid = check_read_args(session_id, output_id, max_chars)
+        _, text = self._output(session_id, oid)
+        return read_lines(
+            oid,
+            text,
+            session_id=session_id,
+            start_line=start_line,
+            end_line=end_line,
+            max_chars=max_chars,
+        )
+
+    async def grep_output(
+        self,
+        session_id: str,
+        output_id: str,
+        pattern: str,
+        *,
+        context_lines: int = 2,
+        max_chars: int = DEFAULT_MAX_CHARS,
+    ) -> OutputSlice:
+        """Lines of a stored output matching ``pattern``, with context, cut to ``max_chars``."""
+        self._load(session_id)
+        oid = check_read_args(session_id, output_id, max_chars, context_lines)
+        _, text = self._output(session_id, oid)
+        return grep_lines(
+            oid,
+            text,
+            pattern,
+            session_id=session_id,
+            context_lines=context_lines,
+            max_chars=max_chars,
+        )
+
+    async def record_compaction(self, session_id: str, compaction: Compaction) -> CompactionResult:
+        """Record the summary and the new window start in one step."""
+        with self._write(session_id) as doc:
+            compaction = coerce(Compaction, compaction, session_id)
+            ctx = doc.context
+            start = ctx.compactions[-1][0] if ctx.compactions else 0
+            check_compaction(session_id, compaction, start, doc.message_count)
+            result = compaction_result(compaction, len(ctx.compactions) + 1, ctx.preserved)
+            ctx.compactions.append((compaction.boundary, summary_row(compaction)))
+            ctx.preserved = result.preserved
+            self._touch(doc)
+            return result
+
+    async def get_window(self, session_id: str) -> ContextWindow:
+        """The latest summary row and the rows from the window start on."""
+        doc = self._load(session_id)
+        ctx = doc.context
+        start, summary = ctx.compactions[-1] if ctx.compactions else (0, None)
+        rows = doc.rows[max(0, start - doc.first_index) :]
+        return ContextWindow(
+            start=start,
+            summary=summary,
+            messages=tuple(parse_message_json(row) for row in rows),
+            compactions=len(ctx.compactions),
+            preserved=ctx.preserved,
+        )
+
+    async def search_history(
+        self,
+        session_id: str,
+        *,
+        grep: str | None = None,
+        tool_name: str | None = None,
+        limit: int = 20,
+    ) -> HistorySearch:
+        """Rows of the archive and the live log that match, newest first."""
+        doc = self._load(session_id)
+        query = HistoryQuery.build(session_id, grep, tool_name, limit)
+        return search_result(query, _hits(query, doc))
+
+
+def _hits(query: HistoryQuery, doc: SessionDoc) -> Iterator[HistoryHit]:
+    """Matching rows, newest first: the live rows, then the archived ones; one past the limit."""
+    live = ((doc.first_index + i, doc.rows[i], False) for i in reversed(range(len(doc.rows))))
+    archived = ((index, row, True) for index, row in reversed(doc.context.archive))
+    found = 0
+    for index, row, was_archived in itertools.chain(live, archived):
+        hit = query.hit(index, row, archived=was_archived)
+        if hit is not None:
+            yield hit
+            found += 1
+            if found > query.limit:
+                return
