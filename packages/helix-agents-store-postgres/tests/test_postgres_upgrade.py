@@ -1,23 +1,29 @@
-"""A schema migrated by the release before function files opens, and migrates forward cleanly.
+"""A schema migrated by any earlier release opens, and migrates forward to today's functions.
 
-That release applied the numbered migrations only (their function definitions
-included) and kept no ``__agents_functions`` table. The numbered files are
-frozen history, so applying them the way that release did rebuilds its schema.
+Earlier releases are rebuilt from the repository's history: the text of each
+numbered migration (and, from the first release that had them, of each function
+file) read with ``git show`` at a pinned commit, applied and recorded the way
+that release's ``migrate()`` did. Today's ``migrate()`` must then bring the
+schema to exactly the functions a schema migrated from nothing gets.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
+import subprocess
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
+import anyio
 import psycopg
 import pytest
 from psycopg import sql
 
 from helix_agents.core import ChatMessage, MessageCommit, SessionInfo, StartRun
 from helix_agents.core.refusals import REFUSALS
-from helix_agents.store_postgres import MigrationError, PoolSettings, PostgresStateStore
+from helix_agents.store_postgres import MigrationError, PoolSettings, PostgresStateStore, migrate
 from helix_agents.store_postgres._migrations import (
     _BEFORE_FUNCTION_FILES,
     function_files,
@@ -27,11 +33,63 @@ from helix_agents.store_postgres._migrations import (
 pytestmark = pytest.mark.anyio
 
 SMALL_POOL = PoolSettings(min_size=1, max_size=2)
-_DEFINED = re.compile(r"CREATE OR REPLACE FUNCTION (\w+)")
+_DEFINED = re.compile(r"CREATE (?:OR REPLACE )?FUNCTION (\w+)")
+_PACKAGE = "packages/helix-agents-store-postgres/src/helix_agents/store_postgres"
+# main before the numbered migrations lost their function bodies: migrations
+# 1-6 there are the texts every release applied (none changed after release).
+_MAIN_BEFORE = "2dcab65c77947aa738c36f05c1b5a4f0e4d46930"
+# The first release with function files (migrations 1-6 and functions/*.sql).
+_FIRST_FUNCTION_FILES = "7b33e259fd1096e700ff576f323462fe32bd26c0"
+
+# (commit, how many numbered files, whether that release applied function files)
+_RELEASES = [(_MAIN_BEFORE, k, False) for k in range(1, 7)] + [
+    (_FIRST_FUNCTION_FILES, 6, True),
+    (_MAIN_BEFORE, 7, True),
+]
 
 
-def _migrate_like_the_release_before(pg_url: str, schema: str) -> None:
-    """What ``migrate()`` did before function files: each numbered file, recorded, in one go."""
+def _git(*args: str) -> str:
+    """The output of ``git args`` in this repository; skips (loudly) where history is absent."""
+    try:
+        done = subprocess.run(
+            ["git", *args],
+            cwd=Path(__file__).parent,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    except FileNotFoundError:
+        pytest.skip("UPGRADE TEST NOT RUN: no git to read the earlier releases' migrations")
+    if done.returncode != 0:
+        pytest.skip(
+            f"UPGRADE TEST NOT RUN: git {' '.join(args)} failed ({done.stderr.strip()}): "
+            f"a clone with the history up to {_MAIN_BEFORE[:12]} is needed (not shallow)"
+        )
+    return done.stdout
+
+
+def _files_at(commit: str, folder: str) -> list[tuple[str, str]]:
+    """``(name, text)`` of each ``.sql`` file of ``folder`` at ``commit``, by name."""
+    paths = _git("ls-tree", "--full-tree", "--name-only", commit, f"{_PACKAGE}/{folder}/").split()
+    return [
+        (path.rsplit("/", 1)[1], _git("show", f"{commit}:{path}"))
+        for path in sorted(paths)
+        if path.endswith(".sql")
+    ]
+
+
+def _migrate_like(pg_url: str, schema: str, commit: str, count: int, functions: bool) -> None:
+    """What ``migrate()`` of the release at ``commit`` did: its first ``count`` numbered
+    files, then (``functions``) its function files, each recorded, in one transaction."""
+    steps: list[tuple[str, tuple[object, ...], str]] = [
+        ("__agents_migrations", (int(name[:4]), name), text)
+        for name, text in _files_at(commit, "migrations")[:count]
+    ]
+    assert [key[0] for _, key, _ in steps] == list(range(1, count + 1))
+    if functions:
+        steps += [
+            ("__agents_functions", (name,), text) for name, text in _files_at(commit, "functions")
+        ]
     with psycopg.connect(pg_url, autocommit=True) as conn, conn.transaction():
         conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
         conn.execute("SELECT set_config('search_path', %s, true)", [f'"{schema}"'])
@@ -40,11 +98,20 @@ def _migrate_like_the_release_before(pg_url: str, schema: str) -> None:
             " version integer PRIMARY KEY, name text NOT NULL, checksum text NOT NULL,"
             " applied_at timestamptz NOT NULL DEFAULT now())"
         )
-        for m in migrations():
-            conn.execute(m.sql.encode())
+        if functions:
             conn.execute(
-                "INSERT INTO __agents_migrations (version, name, checksum) VALUES (%s, %s, %s)",
-                [m.version, m.name, m.checksum],
+                "CREATE TABLE __agents_functions ("
+                " name text PRIMARY KEY, checksum text NOT NULL,"
+                " applied_at timestamptz NOT NULL DEFAULT now())"
+            )
+        for table, key, text in steps:
+            raw = text.encode()
+            conn.execute(raw)
+            conn.execute(
+                sql.SQL("INSERT INTO {} VALUES ({}, %s)").format(
+                    sql.Identifier(table), sql.SQL(", ").join([sql.Placeholder()] * len(key))
+                ),
+                [*key, hashlib.sha256(raw).hexdigest()],
             )
 
 
@@ -70,31 +137,21 @@ def _recorded(pg_url: str, schema: str) -> dict[str, str]:
     return {str(n): str(c) for n, c in rows}
 
 
-@pytest.fixture
-def legacy(pg_url: str, schema: str) -> str:
-    """``schema``, as the release before function files migrated it."""
-    _migrate_like_the_release_before(pg_url, schema)
-    return schema
-
-
-@pytest.fixture
-def fresh(pg_url: str) -> Iterator[str]:
-    """A second schema, migrated by this package from nothing."""
+@pytest.fixture(scope="module")
+def today(pg_url: str) -> Iterator[dict[str, str]]:
+    """The functions of a schema this package migrated from nothing."""
     name = f"helix_test_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_url) as conn:
-        conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(name)))
+
+    async def migrate_fresh() -> None:
+        async with await psycopg.AsyncConnection.connect(pg_url) as conn:
+            await migrate(conn, name)
+
     try:
-        yield name
+        anyio.run(migrate_fresh)
+        yield _definitions(pg_url, name)
     finally:
         with psycopg.connect(pg_url, autocommit=True) as conn:
             conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(name)))
-
-
-async def _migrate_fresh(pg_url: str, schema: str) -> None:
-    async with PostgresStateStore(
-        pg_url, schema=schema, pool_settings=SMALL_POOL, auto_migrate=True
-    ):
-        pass
 
 
 def _write_like_the_release_before(pg_url: str, schema: str) -> None:
@@ -123,41 +180,33 @@ def _write_like_the_release_before(pg_url: str, schema: str) -> None:
     }
 
 
-async def test_a_schema_of_the_release_before_migrates_forward(
-    pg_url: str, legacy: str, fresh: str
+@pytest.mark.parametrize(
+    ("commit", "count", "functions"),
+    _RELEASES,
+    ids=[f"{c[:7]}-m{k}{'-functions' if f else ''}" for c, k, f in _RELEASES],
+)
+async def test_a_schema_of_an_earlier_release_migrates_forward(
+    pg_url: str, schema: str, today: dict[str, str], commit: str, count: int, functions: bool
 ) -> None:
-    """It keeps its data through migrate() and ends with exactly today's functions."""
-    await _migrate_fresh(pg_url, fresh)
-    today = _definitions(pg_url, fresh)
-    before = _definitions(pg_url, legacy)
-    unchanged = [f for f in function_files() if _BEFORE_FUNCTION_FILES.get(f.name) == f.checksum]
-    # The files the release's migrations already define are byte for byte theirs.
-    for same in unchanged:
-        for name in _DEFINED.findall(same.sql):
-            assert before[name] == today[name], f"{same.name}: {name} differs"
-    _write_like_the_release_before(pg_url, legacy)
+    """It keeps its data through migrate() and ends with exactly a fresh schema's functions."""
+    _migrate_like(pg_url, schema, commit, count, functions)
+    if count >= 2:  # the release had __agents_commit
+        _write_like_the_release_before(pg_url, schema)
+    async with await psycopg.AsyncConnection.connect(pg_url) as conn:
+        applied = await migrate(conn, schema)
+    assert applied == [m.version for m in migrations()][count:]
+    assert _recorded(pg_url, schema) == {f.name: f.checksum for f in function_files()}
+    assert _definitions(pg_url, schema) == today
 
-    # It opens without migrating unless a function file changed since that release.
-    stale = [f.name for f in function_files() if f not in unchanged]
-    plain = PostgresStateStore(pg_url, schema=legacy, pool_settings=SMALL_POOL)
-    if stale:
-        with pytest.raises(MigrationError, match=f"functions/{stale[0]}"):
-            await plain.__aenter__()
-    else:
-        async with plain as store:
-            assert await store.get_messages("s") == [ChatMessage(role="user", content="before")]
-
-    async with PostgresStateStore(
-        pg_url, schema=legacy, pool_settings=SMALL_POOL, auto_migrate=True
-    ) as store:
-        assert await store.migrate() == []  # done on open: no numbered migration was pending
-    assert _recorded(pg_url, legacy) == {f.name: f.checksum for f in function_files()}
-    assert _definitions(pg_url, legacy) == today
-
+    before = [ChatMessage(role="user", content="before")] if count >= 2 else []
     row = ChatMessage(role="user", content="after")
-    async with PostgresStateStore(pg_url, schema=legacy, pool_settings=SMALL_POOL) as store:
-        assert await store.get_messages("s") == [ChatMessage(role="user", content="before")]
-        replay = await store.append_messages("s", MessageCommit(messages=(row,), commit_id="c1"))
+    async with PostgresStateStore(pg_url, schema=schema, pool_settings=SMALL_POOL) as store:
+        if count < 2:
+            await store.create_session("s", user_id="u")
+        assert await store.get_messages("s") == before
+        replay = await store.append_messages(
+            "s", MessageCommit(messages=(row,), commit_id="c1", expect_message_count=len(before))
+        )
         assert (replay.first_index, replay.message_count) == (0, 1)
         landed = await store.append_messages(
             "s",
@@ -169,6 +218,42 @@ async def test_a_schema_of_the_release_before_migrates_forward(
         assert await store.pop_messages("s", 1) == [row]
         info = await store.get_session("s")
         assert isinstance(info, SessionInfo) and info.user_id == "u" and info.message_count == 2
+
+
+async def test_a_schema_of_the_release_before_function_files_opens_while_they_match(
+    pg_url: str, schema: str, today: dict[str, str]
+) -> None:
+    """Without __agents_functions, the files its migrations defined byte for byte are current;
+    it opens without migrating unless a function file changed since."""
+    _migrate_like(pg_url, schema, _MAIN_BEFORE, 6, False)
+    before = _definitions(pg_url, schema)
+    unchanged = [f for f in function_files() if _BEFORE_FUNCTION_FILES.get(f.name) == f.checksum]
+    for same in unchanged:
+        for name in _DEFINED.findall(same.sql):
+            assert before[name] == today[name], f"{same.name}: {name} differs"
+    stale = [f.name for f in function_files() if f not in unchanged]
+    plain = PostgresStateStore(pg_url, schema=schema, pool_settings=SMALL_POOL)
+    if stale:
+        with pytest.raises(MigrationError, match=f"functions/{stale[0]}"):
+            await plain.__aenter__()
+    else:
+        async with plain as store:
+            assert await store.get_session("s") is None
+    async with PostgresStateStore(
+        pg_url, schema=schema, pool_settings=SMALL_POOL, auto_migrate=True
+    ) as store:
+        assert await store.migrate() == []  # done on open
+    assert _definitions(pg_url, schema) == today
+
+
+def test_no_function_is_defined_twice() -> None:
+    """A function lives in one function file; a numbered migration creates none but the
+    empty one its trigger names, so a fresh schema creates each function once at the most."""
+    in_files = [n for f in function_files() for n in _DEFINED.findall(f.sql)]
+    in_migrations = [n for m in migrations() for n in _DEFINED.findall(m.sql)]
+    assert len(in_files) == len(set(in_files))
+    assert in_migrations == ["__agents_rows_removed"]
+    assert set(in_migrations) <= set(in_files)
 
 
 async def test_a_changed_function_file_is_stale_until_migrated(pg_url: str, migrated: str) -> None:

@@ -3,8 +3,8 @@
 Each file ``migrations/NNNN_name.sql`` (tables and data) is applied once per
 schema, in order, with ``search_path`` set to the schema, and recorded with its
 SHA-256 in ``__agents_migrations``. A file whose text changed after it was
-applied, or an applied version this package does not know, is a
-:class:`MigrationError`.
+applied (but for the rewrites of ``_REWRITTEN``), or an applied version this
+package does not know, is a :class:`MigrationError`.
 
 Each file ``functions/name.sql`` holds ``CREATE OR REPLACE FUNCTION``
 statements: it is applied after the numbered files whenever its SHA-256 differs
@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
@@ -34,6 +35,7 @@ __all__ = [
     "FunctionFile",
     "Migration",
     "check_applied",
+    "driver_errors",
     "function_files",
     "migrate",
     "migrations",
@@ -57,6 +59,50 @@ _BEFORE_FUNCTION_FILES = {
     "reads.sql": "346cf14774be0d4a2303a524336ea282c8ca58e6b6c1433412ac9f873d4654ec",
     "writes.sql": "64e46b6048c69cee46d35ddaf9ff9bbab8c739120819b6977c6d942990f8c760",
 }
+
+# Numbered files rewritten after release, and the checksum each was applied
+# under before (Flyway's "repair"): a schema that recorded that one is accepted
+# as if it recorded today's. Migrations 2-6 created the first versions of the
+# functions, which functions/*.sql superseded; they now hold only what a table
+# needs (0004's dropped constraint, 0006's tables and trigger, with an empty
+# function for the trigger to name). A schema lacking one of them has no
+# __agents_functions (function files came after migration 6), so the same
+# migrate() applies every function file after it. Any other checksum that
+# differs is still refused.
+_REWRITTEN = {
+    "0002_commit.sql": "3f66188f67289117aebc9f68b399cf33a57522a5af60ed2c5b95003e95c97572",
+    "0003_writes.sql": "d89ce1ad210ac77702c7ccb585e25668efe096e500938451fb0ad188aa722fa9",
+    "0004_fast_paths.sql": "bca55ccaea5e07d1023067d44a53dac5d7a4b62b07c3e797062f791842534b15",
+    "0005_edits.sql": "be5ba0eba29331a917ade050fd6608a3808ad85228bb70603d55c27c1b3904f4",
+    "0006_context.sql": "146c975ef0463ef1e7f393dc51dec5a4dd7ba65c4c0b8131020b2f3925d2aa3b",
+}
+
+
+# The tables that book what migrate() applied; the statements that record one.
+_BOOK_TABLES = (
+    "CREATE TABLE IF NOT EXISTS __agents_migrations ("
+    " version integer PRIMARY KEY, name text NOT NULL, checksum text NOT NULL,"
+    " applied_at timestamptz NOT NULL DEFAULT now())",
+    "CREATE TABLE IF NOT EXISTS __agents_functions ("
+    " name text PRIMARY KEY, checksum text NOT NULL,"
+    " applied_at timestamptz NOT NULL DEFAULT now())",
+)
+_RECORD_MIGRATION = "INSERT INTO __agents_migrations (version, name, checksum) VALUES (%s, %s, %s)"
+_RECORD_FUNCTION = (
+    "INSERT INTO __agents_functions (name, checksum) VALUES (%s, %s)"
+    " ON CONFLICT (name) DO UPDATE SET checksum = excluded.checksum, applied_at = now()"
+)
+
+
+@contextmanager
+def driver_errors(conn: AsyncConnection[Any], what: str, *, sent_write: bool) -> Iterator[None]:
+    """Raise a driver error inside as the store's error for ``what`` (never a psycopg one)."""
+    try:
+        yield
+    except psycopg.Error as exc:
+        raise wrap_driver_error(
+            exc, what=what, session_id=None, sent_write=sent_write, broken=conn.broken
+        ) from exc
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +188,7 @@ def check_applied(schema: str, applied: list[tuple[int, str, str]]) -> list[Migr
                 f"helix-agents-store-postgres does not know: a newer version migrated it; "
                 f"upgrade the package"
             )
-        if mine.checksum != checksum:
+        if checksum not in (mine.checksum, _REWRITTEN.get(mine.name)):
             raise MigrationError(
                 f"migration {mine.name} changed after it was applied to schema {schema!r} "
                 f"(applied sha256 {checksum[:12]}…, file {mine.checksum[:12]}…): "
@@ -209,7 +255,7 @@ async def migrate(
     inside a transaction they run in a savepoint, and committing is the
     caller's business.
     """
-    try:
+    with driver_errors(conn, f"migrating schema {schema!r}", sent_write=True):
         async with conn.transaction(), conn.cursor(row_factory=tuple_row) as cur:
             await cur.execute(
                 "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
@@ -230,38 +276,19 @@ async def migrate(
             await cur.execute(
                 "SELECT set_config('search_path', %s, true)", [ident.as_string(conn)], prepare=False
             )
-            await cur.execute(
-                "CREATE TABLE IF NOT EXISTS __agents_migrations ("
-                " version integer PRIMARY KEY, name text NOT NULL, checksum text NOT NULL,"
-                " applied_at timestamptz NOT NULL DEFAULT now())",
-                prepare=False,
-            )
-            for migration in pending:
-                await cur.execute(migration.sql.encode(), prepare=False)
-                await cur.execute(
-                    "INSERT INTO __agents_migrations (version, name, checksum) VALUES (%s, %s, %s)",
-                    [migration.version, migration.name, migration.checksum],
-                    prepare=False,
-                )
+            for table in _BOOK_TABLES:
+                await cur.execute(table, prepare=False)
+            steps = [
+                (m.name, m.sql, _RECORD_MIGRATION, [m.version, m.name, m.checksum]) for m in pending
+            ] + [
+                (f"functions/{f.name}", f.sql, _RECORD_FUNCTION, [f.name, f.checksum])
+                for f in changed
+            ]
+            for name, text, record, params in steps:
+                await cur.execute(text.encode(), prepare=False)
+                await cur.execute(record, params, prepare=False)
                 if on_applied is not None:
-                    on_applied(migration.name)
-            await cur.execute(
-                "CREATE TABLE IF NOT EXISTS __agents_functions ("
-                " name text PRIMARY KEY, checksum text NOT NULL,"
-                " applied_at timestamptz NOT NULL DEFAULT now())",
-                prepare=False,
-            )
-            for function_file in changed:
-                await cur.execute(function_file.sql.encode(), prepare=False)
-                await cur.execute(
-                    "INSERT INTO __agents_functions (name, checksum) VALUES (%s, %s)"
-                    " ON CONFLICT (name) DO UPDATE"
-                    " SET checksum = excluded.checksum, applied_at = now()",
-                    [function_file.name, function_file.checksum],
-                    prepare=False,
-                )
-                if on_applied is not None:
-                    on_applied(f"functions/{function_file.name}")
+                    on_applied(name)
             if changed:
                 logger.info(
                     "schema %r: function files applied: %s",
@@ -274,11 +301,3 @@ async def migrate(
                 prepare=False,
             )
             return [m.version for m in pending]
-    except psycopg.Error as exc:
-        raise wrap_driver_error(
-            exc,
-            what=f"migrating schema {schema!r}",
-            session_id=None,
-            sent_write=True,
-            broken=conn.broken,
-        ) from exc

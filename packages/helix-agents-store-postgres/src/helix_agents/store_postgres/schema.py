@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import psycopg
 from psycopg import AsyncConnection
 from psycopg.rows import tuple_row
 
 from ._config import split_url, valid_schema
-from ._errors import wrap_driver_error
 from ._migrations import (
     check_applied,
+    driver_errors,
     function_files,
     functions_to_apply,
     migrations,
@@ -50,17 +49,9 @@ async def pending_migrations(conn: AsyncConnection[Any], schema: str = "public")
     opening a store would; a driver error is a ``StoreUnavailableError``.
     """
     schema = valid_schema(schema)
-    try:
+    with driver_errors(conn, f"reading the migrations of schema {schema!r}", sent_write=False):
         async with conn.cursor(row_factory=tuple_row) as cur:
             applied = await read_applied(cur, schema)
             recorded = await read_functions(cur, schema)
-    except psycopg.Error as exc:
-        raise wrap_driver_error(
-            exc,
-            what=f"reading the migrations of schema {schema!r}",
-            session_id=None,
-            sent_write=False,
-            broken=conn.broken,
-        ) from exc
     pending = [m.name for m in check_applied(schema, applied)]
     return pending + [f"functions/{f.name}" for f in functions_to_apply(recorded)]
