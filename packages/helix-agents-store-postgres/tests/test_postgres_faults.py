@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -103,16 +105,25 @@ async def _kill_backends_of(admin: psycopg.AsyncConnection[Any], application_nam
     return int(row[0])
 
 
-async def test_reads_recover_from_a_killed_idle_connection(pg_url: str, migrated: str) -> None:
-    """A read on a connection the server killed while idle is retried on a fresh one."""
-    name = f"helix-read-{migrated}"
+@asynccontextmanager
+async def _killed_idle_connection(
+    pg_url: str, schema: str, tag: str, settings: PoolSettings
+) -> AsyncIterator[PostgresStateStore]:
+    """A store on ``schema`` with session ``s``, whose idle connection the server just killed."""
+    name = f"helix-{tag}-{schema}"
     url = f"{pg_url}{'&' if '?' in pg_url else '?'}application_name={name}"
     async with (
-        PostgresStateStore(url, schema=migrated, pool_settings=ONE_CONNECTION) as store,
+        PostgresStateStore(url, schema=schema, pool_settings=settings) as store,
         await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as admin,
     ):
         await store.create_session("s")
         assert await _kill_backends_of(admin, name) == 1
+        yield store
+
+
+async def test_reads_recover_from_a_killed_idle_connection(pg_url: str, migrated: str) -> None:
+    """A read on a connection the server killed while idle is retried on a fresh one."""
+    async with _killed_idle_connection(pg_url, migrated, "read", ONE_CONNECTION) as store:
         assert await store.get_message_count("s") == 0
         assert (await store.get_session("s")) is not None
 
@@ -121,15 +132,8 @@ async def test_health_check_recovers_writes_from_a_killed_idle_connection(
     pg_url: str, migrated: str
 ) -> None:
     """With ``check=True`` the pool replaces a dead idle connection before a write uses it."""
-    name = f"helix-check-{migrated}"
-    url = f"{pg_url}{'&' if '?' in pg_url else '?'}application_name={name}"
     settings = PoolSettings(min_size=1, max_size=1, timeout=10.0, check=True)
-    async with (
-        PostgresStateStore(url, schema=migrated, pool_settings=settings) as store,
-        await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as admin,
-    ):
-        await store.create_session("s")
-        assert await _kill_backends_of(admin, name) == 1
+    async with _killed_idle_connection(pg_url, migrated, "check", settings) as store:
         result = await store.append_messages("s", MessageCommit(messages=(_user("x"),)))
         assert result.message_count == 1
 
@@ -138,14 +142,7 @@ async def test_write_on_a_dead_connection_says_it_may_have_landed(
     pg_url: str, migrated: str
 ) -> None:
     """Without the health check, a write sent on a dead connection is unavailable, maybe landed."""
-    name = f"helix-dead-{migrated}"
-    url = f"{pg_url}{'&' if '?' in pg_url else '?'}application_name={name}"
-    async with (
-        PostgresStateStore(url, schema=migrated, pool_settings=ONE_CONNECTION) as store,
-        await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as admin,
-    ):
-        await store.create_session("s")
-        assert await _kill_backends_of(admin, name) == 1
+    async with _killed_idle_connection(pg_url, migrated, "dead", ONE_CONNECTION) as store:
         with pytest.raises(StoreUnavailableError) as caught:
             await store.append_messages("s", MessageCommit(messages=(_user("x"),)))
         assert caught.value.may_have_landed is True

@@ -56,26 +56,23 @@ async def _setup(store: Any) -> None:
     )
 
 
+def _restart(rewind_to: int, *, deliver: str | None = None) -> Op:
+    """Append one row starting run ``r2`` at ``rewind_to``, delivering item ``deliver`` with it."""
+    deliveries = () if deliver is None else (ContextItemDelivery(key=deliver, row_offset=0),)
+    return lambda s: s.append_messages(
+        "s",
+        MessageCommit(
+            messages=_rows("x"),
+            start_run=StartRun(run_id="r2", rewind_to=rewind_to),
+            deliver_context_items=deliveries,
+        ),
+    )
+
+
 CASES: dict[str, Op] = {
-    "rewind below retention": lambda s: s.append_messages(
-        "s", MessageCommit(messages=_rows("x"), start_run=StartRun(run_id="r2", rewind_to=1))
-    ),
-    "rewind at retention re-opens the item": lambda s: s.append_messages(
-        "s",
-        MessageCommit(
-            messages=_rows("x"),
-            start_run=StartRun(run_id="r2", rewind_to=3),
-            deliver_context_items=(ContextItemDelivery(key="k", row_offset=0),),
-        ),
-    ),
-    "delivery conflict wins over retention": lambda s: s.append_messages(
-        "s",
-        MessageCommit(
-            messages=_rows("x"),
-            start_run=StartRun(run_id="r2", rewind_to=1),
-            deliver_context_items=(ContextItemDelivery(key="nope", row_offset=0),),
-        ),
-    ),
+    "rewind below retention": _restart(1),
+    "rewind at retention re-opens the item": _restart(3, deliver="k"),
+    "delivery conflict wins over retention": _restart(1, deliver="nope"),
     "bad offset wins over fence": lambda s: s.append_messages(
         "s",
         MessageCommit(

@@ -6,7 +6,6 @@ from collections.abc import Sequence
 
 from helix_agents.core import CommitResult, Message, dump_message
 from helix_agents.core.backend import (
-    assert_fence,
     check_pop_count,
     check_replace,
     check_replace_state,
@@ -14,7 +13,7 @@ from helix_agents.core.backend import (
 
 from . import _json
 from ._base import StoreBase, big
-from ._refusals import Snapshot, refuse
+from ._refusals import Snapshot, refuse, refuse_fenced
 
 __all__ = ["EditsMixin"]
 
@@ -35,12 +34,7 @@ class EditsMixin(StoreBase):
             what="pop_messages",
             session_id=session_id,
         )
-        if "refused" in doc:
-            refuse(
-                session_id,
-                doc,
-                lambda snap: assert_fence(session_id, fence_run_id, snap.current_run),
-            )
+        refuse_fenced(session_id, doc, fence_run_id)
         return [_json.parse_row(body) for body in doc["rows"]]
 
     async def replace_messages(

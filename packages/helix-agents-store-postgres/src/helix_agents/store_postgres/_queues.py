@@ -16,7 +16,6 @@ from helix_agents.core import (
     StoredContextItem,
 )
 from helix_agents.core.backend import (
-    assert_fence,
     check_checkpoint_count,
     check_id,
     coerce,
@@ -26,11 +25,12 @@ from helix_agents.core.errors import approval_not_found
 
 from . import _json
 from ._base import StoreBase, big
-from ._refusals import Snapshot, refuse
+from ._refusals import Snapshot, refuse, refuse_fenced
 
 __all__ = ["QueuesMixin"]
 
 _M = TypeVar("_M", bound=pydantic.BaseModel)
+_Q = TypeVar("_Q", StoredContextItem, LateAnswer)
 _T = TypeVar("_T")
 
 
@@ -54,78 +54,61 @@ class QueuesMixin(StoreBase):
     async def _record(
         self,
         session_id: str,
-        late: bool,
-        key: str,
-        record: pydantic.BaseModel,
-        at: Any,
+        model: type[_Q],
+        record: _Q,
         fence_run_id: str | None,
         what: str,
     ) -> RecordResult:
+        """Queue a context item or a late answer (``model``), once per key."""
+        check_id(session_id, "session_id")
+        checked = await self._checked(
+            session_id,
+            what,
+            lambda: _fenced(coerce(model, record, session_id), fence_run_id, session_id),
+        )
+        late = isinstance(checked, LateAnswer)
+        key = checked.call_id if isinstance(checked, LateAnswer) else checked.key
         doc = await self._call(
             self._sql.record,
-            (session_id, late, key, at, _body(record), fence_run_id, self._clock()),
+            (session_id, late, key, checked.at, _body(checked), fence_run_id, self._clock()),
             what=what,
             session_id=session_id,
         )
-        if "refused" in doc:
-            refuse(
-                session_id,
-                doc,
-                lambda snap: assert_fence(session_id, fence_run_id, snap.current_run),
-            )
+        refuse_fenced(session_id, doc, fence_run_id)
         return RecordResult(recorded=doc["recorded"])
+
+    async def _listed(self, query: bytes, model: type[_M], session_id: str, what: str) -> list[_M]:
+        """The bodies a read of the session's ``query`` returns, as ``model``."""
+        check_id(session_id, "session_id")
+        return _load(model, await self._session_rows(query, (session_id,), session_id, what))
 
     async def record_context_item(
         self, session_id: str, record: StoredContextItem, *, fence_run_id: str | None = None
     ) -> RecordResult:
         """Queue a context item, once per key."""
-        check_id(session_id, "session_id")
-        item = await self._checked(
-            session_id,
-            "record_context_item",
-            lambda: _fenced(
-                coerce(StoredContextItem, record, session_id), fence_run_id, session_id
-            ),
-        )
         return await self._record(
-            session_id, False, item.key, item, item.at, fence_run_id, "record_context_item"
+            session_id, StoredContextItem, record, fence_run_id, "record_context_item"
         )
 
     async def list_undelivered_context_items(self, session_id: str) -> list[StoredContextItem]:
         """Queued items, by ``at`` then key."""
-        check_id(session_id, "session_id")
-        rows = await self._session_rows(
-            self._sql.context_items, (session_id,), session_id, "list_undelivered_context_items"
+        return await self._listed(
+            self._sql.context_items, StoredContextItem, session_id, "list_undelivered_context_items"
         )
-        return _load(StoredContextItem, rows)
 
     async def record_late_answer(
         self, session_id: str, answer: LateAnswer, *, fence_run_id: str | None = None
     ) -> RecordResult:
         """Queue a late answer, once per call id."""
-        check_id(session_id, "session_id")
-        checked = await self._checked(
-            session_id,
-            "record_late_answer",
-            lambda: _fenced(coerce(LateAnswer, answer, session_id), fence_run_id, session_id),
-        )
         return await self._record(
-            session_id,
-            True,
-            checked.call_id,
-            checked,
-            checked.at,
-            fence_run_id,
-            "record_late_answer",
+            session_id, LateAnswer, answer, fence_run_id, "record_late_answer"
         )
 
     async def list_undelivered_late_answers(self, session_id: str) -> list[LateAnswer]:
         """Queued late answers, by ``at`` then call id."""
-        check_id(session_id, "session_id")
-        rows = await self._session_rows(
-            self._sql.late_answers, (session_id,), session_id, "list_undelivered_late_answers"
+        return await self._listed(
+            self._sql.late_answers, LateAnswer, session_id, "list_undelivered_late_answers"
         )
-        return _load(LateAnswer, rows)
 
     # Approvals
 
@@ -160,20 +143,13 @@ class QueuesMixin(StoreBase):
             what="add_pending_approvals",
             session_id=session_id,
         )
-        if "refused" in doc:
-            refuse(
-                session_id,
-                doc,
-                lambda snap: assert_fence(session_id, fence_run_id, snap.current_run),
-            )
+        refuse_fenced(session_id, doc, fence_run_id)
 
     async def list_pending_approvals(self, session_id: str) -> list[PendingApproval]:
         """Unresolved approvals by ``requested_at``, then id."""
-        check_id(session_id, "session_id")
-        rows = await self._session_rows(
-            self._sql.approvals, (session_id,), session_id, "list_pending_approvals"
+        return await self._listed(
+            self._sql.approvals, PendingApproval, session_id, "list_pending_approvals"
         )
-        return _load(PendingApproval, rows)
 
     async def resolve_approval(self, session_id: str, approval_id: str) -> ApprovalResolution:
         """``"resolved"`` for exactly one caller, ``"already-resolved"`` for the rest."""
@@ -226,19 +202,14 @@ class QueuesMixin(StoreBase):
             what="save_checkpoint",
             session_id=session_id,
         )
-        if "refused" in doc:
-
-            def in_range(snap: Snapshot) -> None:
-                check_checkpoint_count(
-                    session_id, cp.checkpoint_id, cp.message_count, snap.message_count
-                )
-
-            refuse(
-                session_id,
-                doc,
-                in_range,
-                lambda snap: assert_fence(session_id, fence_run_id, snap.current_run),
-            )
+        refuse_fenced(
+            session_id,
+            doc,
+            fence_run_id,
+            lambda snap: check_checkpoint_count(
+                session_id, cp.checkpoint_id, cp.message_count, snap.message_count
+            ),
+        )
         return RecordResult(recorded=doc["recorded"])
 
     async def get_checkpoint(self, session_id: str, checkpoint_id: str) -> Checkpoint | None:
@@ -257,17 +228,11 @@ class QueuesMixin(StoreBase):
 
     async def latest_checkpoint(self, session_id: str) -> Checkpoint | None:
         """The checkpoint with the highest ``message_count``, then the newest."""
-        check_id(session_id, "session_id")
-        rows = await self._session_rows(
-            self._sql.latest_checkpoint, (session_id,), session_id, "latest_checkpoint"
+        found = await self._listed(
+            self._sql.latest_checkpoint, Checkpoint, session_id, "latest_checkpoint"
         )
-        found = _load(Checkpoint, rows)
         return found[0] if found else None
 
     async def list_checkpoints(self, session_id: str) -> list[Checkpoint]:
         """Checkpoints by ``message_count``, then ``created_at``, then id."""
-        check_id(session_id, "session_id")
-        rows = await self._session_rows(
-            self._sql.checkpoints, (session_id,), session_id, "list_checkpoints"
-        )
-        return _load(Checkpoint, rows)
+        return await self._listed(self._sql.checkpoints, Checkpoint, session_id, "list_checkpoints")

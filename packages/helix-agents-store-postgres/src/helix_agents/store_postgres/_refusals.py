@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from typing import NoReturn, Required, TypedDict
 
 from helix_agents.core import RunInfo
+from helix_agents.core.backend import assert_fence
 from helix_agents.core.backend import assert_retained as core_assert_retained
 from helix_agents.core.errors import session_not_found
 from helix_agents.core.refusals import raise_refusal
 
-__all__ = ["RefusalDoc", "RunDoc", "Snapshot", "assert_retained", "refuse"]
+__all__ = ["RefusalDoc", "RunDoc", "Snapshot", "assert_retained", "refuse", "refuse_fenced"]
 
 
 class RunDoc(TypedDict):
@@ -83,6 +84,20 @@ def refuse(session_id: str, doc: RefusalDoc, *checks: Check) -> NoReturn:
         [functools.partial(check, snapshot) for check in checks],
         server="the PostgreSQL function",
     )
+
+
+def refuse_fenced(
+    session_id: str, doc: RefusalDoc, fence_run_id: str | None, *checks: Check
+) -> None:
+    """If the result ``doc`` of a fenced write is a refusal, raise its error: ``checks``,
+    then the fence, run on it."""
+    if "refused" in doc:
+        refuse(
+            session_id,
+            doc,
+            *checks,
+            lambda snap: assert_fence(session_id, fence_run_id, snap.current_run),
+        )
 
 
 def assert_retained(session_id: str, keep: int, snapshot: Snapshot) -> None:

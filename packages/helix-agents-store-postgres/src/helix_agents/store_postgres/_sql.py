@@ -20,6 +20,28 @@ __all__ = ["Statements"]
 _SESSION_ROW = "FROM {s}.__agents_sessions x "
 
 
+def _bodies(table: bytes, on: bytes, order: bytes) -> bytes:
+    """The bodies of the session's rows of ``table`` that match ``on``, in ``order``; one
+    NULL body for a session with none, no row for no session."""
+    return (
+        b"SELECT c.body::text " + _SESSION_ROW.encode() + b"LEFT JOIN {s}." + table + b" c"
+        b" ON c.session_id = x.session_id" + on + b" WHERE x.session_id = %s" + order
+    )
+
+
+def _page(compare: bytes, desc: bytes) -> bytes:
+    """Up to ``limit`` rows whose index is ``compare`` the given one, nearest first, with
+    the session's counts (one NULL row for none; no row for no session)."""
+    return (
+        b"SELECT x.first_index, x.message_count, m.body::text "
+        + _SESSION_ROW.encode()
+        + b"LEFT JOIN LATERAL (SELECT idx, body FROM {s}.__agents_messages"
+        b"  WHERE session_id = x.session_id AND idx " + compare + b" %s::bigint"
+        b" ORDER BY idx" + desc + b" LIMIT %s) m"
+        b" ON true WHERE x.session_id = %s ORDER BY m.idx" + desc
+    )
+
+
 @dataclass(frozen=True)
 class Statements:
     """Every statement of the store, rendered once for its schema."""
@@ -89,46 +111,21 @@ class Statements:
     messages: bytes = (
         b"SELECT t.row_text FROM {s}.__agents_tail(%s::text, %s::bigint) t ORDER BY t.row_idx"
     )
-    page_asc: bytes = (
-        b"SELECT x.first_index, x.message_count, m.body::text "
-        + _SESSION_ROW.encode()
-        + b"LEFT JOIN LATERAL (SELECT idx, body FROM {s}.__agents_messages"
-        b"  WHERE session_id = x.session_id AND idx >= %s::bigint ORDER BY idx LIMIT %s) m"
-        b" ON true WHERE x.session_id = %s ORDER BY m.idx"
+    page_asc: bytes = _page(b">=", b"")
+    page_desc: bytes = _page(b"<", b" DESC")
+    context_items: bytes = _bodies(
+        b"__agents_context_items", b" AND c.delivered_at IS NULL", b" ORDER BY c.at, c.item_key"
     )
-    page_desc: bytes = (
-        b"SELECT x.first_index, x.message_count, m.body::text "
-        + _SESSION_ROW.encode()
-        + b"LEFT JOIN LATERAL (SELECT idx, body FROM {s}.__agents_messages"
-        b"  WHERE session_id = x.session_id AND idx < %s::bigint ORDER BY idx DESC LIMIT %s) m"
-        b" ON true WHERE x.session_id = %s ORDER BY m.idx DESC"
+    late_answers: bytes = _bodies(
+        b"__agents_late_answers", b" AND c.delivered_at IS NULL", b" ORDER BY c.at, c.call_id"
     )
-    context_items: bytes = (
-        b"SELECT i.body::text " + _SESSION_ROW.encode() + b"LEFT JOIN {s}.__agents_context_items i"
-        b" ON i.session_id = x.session_id AND i.delivered_at IS NULL"
-        b" WHERE x.session_id = %s ORDER BY i.at, i.item_key"
+    approvals: bytes = _bodies(
+        b"__agents_approvals", b" AND NOT c.resolved", b" ORDER BY c.requested_at, c.approval_id"
     )
-    late_answers: bytes = (
-        b"SELECT l.body::text " + _SESSION_ROW.encode() + b"LEFT JOIN {s}.__agents_late_answers l"
-        b" ON l.session_id = x.session_id AND l.delivered_at IS NULL"
-        b" WHERE x.session_id = %s ORDER BY l.at, l.call_id"
+    checkpoints: bytes = _bodies(
+        b"__agents_checkpoints", b"", b" ORDER BY c.message_count, c.created_at, c.checkpoint_id"
     )
-    approvals: bytes = (
-        b"SELECT a.body::text " + _SESSION_ROW.encode() + b"LEFT JOIN {s}.__agents_approvals a"
-        b" ON a.session_id = x.session_id AND NOT a.resolved"
-        b" WHERE x.session_id = %s ORDER BY a.requested_at, a.approval_id"
-    )
-    checkpoints: bytes = (
-        b"SELECT c.body::text "
-        + _SESSION_ROW.encode()
-        + b"LEFT JOIN {s}.__agents_checkpoints c ON c.session_id = x.session_id"
-        b" WHERE x.session_id = %s ORDER BY c.message_count, c.created_at, c.checkpoint_id"
-    )
-    checkpoint: bytes = (
-        b"SELECT c.body::text " + _SESSION_ROW.encode() + b"LEFT JOIN {s}.__agents_checkpoints c"
-        b" ON c.session_id = x.session_id AND c.checkpoint_id = %s::text"
-        b" WHERE x.session_id = %s"
-    )
+    checkpoint: bytes = _bodies(b"__agents_checkpoints", b" AND c.checkpoint_id = %s::text", b"")
     latest_checkpoint: bytes = (
         b"SELECT c.body::text "
         + _SESSION_ROW.encode()

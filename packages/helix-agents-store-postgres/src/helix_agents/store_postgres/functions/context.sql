@@ -61,9 +61,7 @@ BEGIN
     END IF;
     INSERT INTO __agents_outputs (session_id, output_id, caller_key, ref, content)
     VALUES (p_session, p_output, p_key, p_ref, p_content);
-    UPDATE __agents_sessions
-    SET last_activity_at = __agents_next_activity(s.last_activity_at, p_now)
-    WHERE session_id = p_session;
+    PERFORM __agents_touch(s, p_now);
     RETURN '{}';
 END
 $$;
@@ -99,9 +97,7 @@ BEGIN
         INSERT INTO __agents_preserved (session_id) VALUES (p_session) ON CONFLICT DO NOTHING;
     END IF;
     v_preserved := EXISTS (SELECT 1 FROM __agents_preserved WHERE session_id = p_session);
-    UPDATE __agents_sessions
-    SET last_activity_at = __agents_next_activity(s.last_activity_at, p_now)
-    WHERE session_id = p_session;
+    PERFORM __agents_touch(s, p_now);
     RETURN jsonb_build_object('number', v_number + 1, 'preserved', v_preserved);
 END
 $$;

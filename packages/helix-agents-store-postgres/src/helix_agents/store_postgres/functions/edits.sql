@@ -8,10 +8,11 @@
 --
 -- Both lock the session row (SELECT ... FOR UPDATE), so they are serialised
 -- with the commit and every other writer of the session, and cut the log with
--- __agents_cut (commit.sql): the side effects of a truncate. The client has
--- already checked what needs no state (a pop's count, a replace's keep and
--- rows); these functions run the checks that need the session, in the order of
--- the reference store, and return a refusal as __agents_refusal(...) for the
+-- __agents_cut (commit.sql): the side effects of a truncate (a pop writes as a
+-- truncate does, __agents_cut_to in writes.sql). The client has already checked
+-- what needs no state (a pop's count, a replace's keep and rows); these
+-- functions run the checks that need the session, in the order of the
+-- reference store, and return a refusal as __agents_refusal(...) for the
 -- client to replay core's checks on.
 
 -- Remove the newest p_count rows retention kept; return their bodies as text,
@@ -24,7 +25,6 @@ DECLARE
     s __agents_sessions%ROWTYPE := l.s;
     v_keep bigint;
     v_rows jsonb;
-    v_ui   bigint;
 BEGIN
     IF l.refusal IS NOT NULL THEN RETURN l.refusal; END IF;
     -- core.pop_keep: only rows retention kept can go.
@@ -34,12 +34,7 @@ BEGIN
     END IF;
     SELECT jsonb_agg(m.body::text ORDER BY m.idx) INTO v_rows
     FROM __agents_messages m WHERE m.session_id = p_session AND m.idx >= v_keep;
-    v_ui := s.ui_count - __agents_cut(p_session, v_keep);
-    UPDATE __agents_sessions SET
-        message_count = v_keep,
-        ui_count = v_ui,
-        last_activity_at = __agents_next_activity(s.last_activity_at, p_now)
-    WHERE session_id = p_session;
+    PERFORM __agents_cut_to(s, v_keep, p_now);
     RETURN jsonb_build_object('rows', v_rows);
 END
 $$;

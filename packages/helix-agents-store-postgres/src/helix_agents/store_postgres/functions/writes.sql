@@ -55,6 +55,32 @@ RETURNS void LANGUAGE sql SET search_path FROM CURRENT AS $$
     WHERE session_id = s.session_id
 $$;
 
+-- The end of a write that inserts once per key (p_new: the insert found its key
+-- free): a landed one moves the activity forward; the result says which it was.
+CREATE OR REPLACE FUNCTION __agents_recorded(s __agents_sessions, p_now timestamptz, p_new boolean)
+RETURNS jsonb LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+BEGIN
+    IF p_new THEN PERFORM __agents_touch(s, p_now); END IF;
+    RETURN jsonb_build_object('recorded', p_new);
+END
+$$;
+
+-- Cut the log to p_keep rows (__agents_cut) and write the session's counts and
+-- activity: the write of a truncate and of a pop. The caller holds the row lock.
+CREATE OR REPLACE FUNCTION __agents_cut_to(s __agents_sessions, p_keep bigint, p_now timestamptz)
+RETURNS void LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+DECLARE
+    v_ui bigint;
+BEGIN
+    v_ui := s.ui_count - __agents_cut(s.session_id, p_keep);
+    UPDATE __agents_sessions SET
+        message_count = p_keep,
+        ui_count = v_ui,
+        last_activity_at = __agents_next_activity(s.last_activity_at, p_now)
+    WHERE session_id = s.session_id;
+END
+$$;
+
 CREATE OR REPLACE FUNCTION __agents_truncate(
     p_session text, p_keep bigint, p_fence text, p_now timestamptz
 ) RETURNS jsonb LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
@@ -62,7 +88,6 @@ DECLARE
     l record := __agents_lock(p_session, NULL);
     s __agents_sessions%ROWTYPE := l.s;
     v_reason text;
-    v_ui     bigint;
 BEGIN
     IF l.refusal IS NOT NULL THEN RETURN l.refusal; END IF;
     IF p_keep < 0 OR p_keep > s.message_count THEN
@@ -75,12 +100,7 @@ BEGIN
     IF v_reason IS NOT NULL THEN
         RETURN __agents_refusal(v_reason, s);
     END IF;
-    v_ui := s.ui_count - __agents_cut(p_session, p_keep);
-    UPDATE __agents_sessions SET
-        message_count = p_keep,
-        ui_count = v_ui,
-        last_activity_at = __agents_next_activity(s.last_activity_at, p_now)
-    WHERE session_id = p_session;
+    PERFORM __agents_cut_to(s, p_keep, p_now);
     RETURN '{}';
 END
 $$;
@@ -116,7 +136,6 @@ CREATE OR REPLACE FUNCTION __agents_record(
 DECLARE
     l record := __agents_lock(p_session, p_fence);
     s __agents_sessions%ROWTYPE := l.s;
-    v_new integer;
 BEGIN
     IF l.refusal IS NOT NULL THEN RETURN l.refusal; END IF;
     IF p_late THEN
@@ -126,9 +145,7 @@ BEGIN
         INSERT INTO __agents_context_items (session_id, item_key, at, body)
         VALUES (p_session, p_key, p_at, p_body) ON CONFLICT DO NOTHING;
     END IF;
-    GET DIAGNOSTICS v_new = ROW_COUNT;
-    IF v_new > 0 THEN PERFORM __agents_touch(s, p_now); END IF;
-    RETURN jsonb_build_object('recorded', v_new > 0);
+    RETURN __agents_recorded(s, p_now, FOUND);
 END
 $$;
 
@@ -140,7 +157,6 @@ CREATE OR REPLACE FUNCTION __agents_add_approvals(
 DECLARE
     l record := __agents_lock(p_session, p_fence);
     s __agents_sessions%ROWTYPE := l.s;
-    v_new integer;
 BEGIN
     IF l.refusal IS NOT NULL THEN RETURN l.refusal; END IF;
     INSERT INTO __agents_approvals (session_id, approval_id, requested_at, body)
@@ -148,8 +164,7 @@ BEGIN
     FROM unnest(p_ids, p_requested, p_bodies) WITH ORDINALITY AS a(id, requested_at, body, ord)
     ORDER BY a.ord
     ON CONFLICT DO NOTHING;
-    GET DIAGNOSTICS v_new = ROW_COUNT;
-    IF v_new > 0 THEN PERFORM __agents_touch(s, p_now); END IF;
+    PERFORM __agents_recorded(s, p_now, FOUND);
     RETURN '{}';
 END
 $$;
@@ -185,7 +200,6 @@ CREATE OR REPLACE FUNCTION __agents_save_checkpoint(
 DECLARE
     l record := __agents_lock(p_session, NULL);
     s __agents_sessions%ROWTYPE := l.s;
-    v_new integer;
 BEGIN
     IF l.refusal IS NOT NULL THEN RETURN l.refusal; END IF;
     IF p_message_count > s.message_count THEN
@@ -198,9 +212,7 @@ BEGIN
         (session_id, checkpoint_id, message_count, created_at, body)
     VALUES (p_session, p_checkpoint, p_message_count, p_created, p_body)
     ON CONFLICT DO NOTHING;
-    GET DIAGNOSTICS v_new = ROW_COUNT;
-    IF v_new > 0 THEN PERFORM __agents_touch(s, p_now); END IF;
-    RETURN jsonb_build_object('recorded', v_new > 0);
+    RETURN __agents_recorded(s, p_now, FOUND);
 END
 $$;
 
