@@ -20,6 +20,13 @@ __all__ = ["Statements"]
 _SESSION_ROW = "FROM {s}.__agents_sessions x "
 
 
+def _call(name: str, *casts: str) -> bytes:
+    """The call of ``__agents_<name>`` with its result as JSON text: an argument for each
+    of ``casts``, cast to that type (``""``: no cast)."""
+    args = ", ".join(f"%s::{cast}" if cast else "%s" for cast in casts)
+    return f"SELECT {{s}}.__agents_{name}({args})::text".encode()
+
+
 def _bodies(table: bytes, on: bytes, order: bytes) -> bytes:
     """The bodies of the session's rows of ``table`` that match ``on``, in ``order``; one
     NULL body for a session with none, no row for no session."""
@@ -47,32 +54,21 @@ class Statements:
     """Every statement of the store, rendered once for its schema."""
 
     # Writes: server-side functions returning JSON (a result or a refusal).
-    commit: bytes = (
-        b"SELECT {s}.__agents_commit_scoped(%s::text, %s::jsonb, %s::jsonb, %s, %s::bigint,"
-        b" %s::jsonb)::text"
+    commit: bytes = _call("commit_scoped", "text", "jsonb", "jsonb", "", "bigint", "jsonb")
+    truncate: bytes = _call("truncate", "text", "bigint", "text", "")
+    pop: bytes = _call("pop", "text", "bigint", "text", "")
+    replace: bytes = _call("replace", "text", "bigint", "jsonb", "bigint", "text", "", "bigint")
+    finish_run: bytes = _call("finish_run", "text", "text", "text", "")
+    record: bytes = _call("record", "text", "boolean", "text", "timestamptz", "jsonb", "text", "")
+    add_approvals: bytes = _call(
+        "add_approvals", "text", "text[]", "timestamptz[]", "jsonb[]", "text", ""
     )
-    truncate: bytes = b"SELECT {s}.__agents_truncate(%s::text, %s::bigint, %s::text, %s)::text"
-    pop: bytes = b"SELECT {s}.__agents_pop(%s::text, %s::bigint, %s::text, %s)::text"
-    replace: bytes = (
-        b"SELECT {s}.__agents_replace(%s::text, %s::bigint, %s::jsonb, %s::bigint, %s::text,"
-        b" %s, %s::bigint)::text"
+    resolve_approval: bytes = _call("resolve_approval", "text", "text", "")
+    save_checkpoint: bytes = _call(
+        "save_checkpoint", "text", "text", "bigint", "timestamptz", "jsonb", "text", ""
     )
-    finish_run: bytes = b"SELECT {s}.__agents_finish_run(%s::text, %s::text, %s::text, %s)::text"
-    record: bytes = (
-        b"SELECT {s}.__agents_record(%s::text, %s::boolean, %s::text, %s::timestamptz,"
-        b" %s::jsonb, %s::text, %s)::text"
-    )
-    add_approvals: bytes = (
-        b"SELECT {s}.__agents_add_approvals(%s::text, %s::text[], %s::timestamptz[],"
-        b" %s::jsonb[], %s::text, %s)::text"
-    )
-    resolve_approval: bytes = b"SELECT {s}.__agents_resolve_approval(%s::text, %s::text, %s)::text"
-    save_checkpoint: bytes = (
-        b"SELECT {s}.__agents_save_checkpoint(%s::text, %s::text, %s::bigint,"
-        b" %s::timestamptz, %s::jsonb, %s::text, %s)::text"
-    )
-    clear: bytes = b"SELECT {s}.__agents_clear_scoped(%s::text, %s)::text"
-    clone: bytes = b"SELECT {s}.__agents_clone(%s::text, %s::text, %s::bigint, %s)::text"
+    clear: bytes = _call("clear_scoped", "text", "")
+    clone: bytes = _call("clone", "text", "text", "bigint", "")
     create: bytes = (
         b"INSERT INTO {s}.__agents_sessions"
         b" (session_id, user_id, created_at, last_activity_at, metadata)"

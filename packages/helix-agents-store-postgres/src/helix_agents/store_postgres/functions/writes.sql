@@ -33,7 +33,8 @@ $$;
 -- such session, then a stale fence (p_fence NULL: no fence; a write whose other
 -- checks come before the fence passes NULL and checks the fence itself).
 -- A caller declares ``l record := __agents_lock(...)`` (a plpgsql INTO list cannot
--- hold a row) and returns ``l.refusal`` when it is not NULL.
+-- hold a row) and returns ``l.refusal`` when it is not NULL: three lines every
+-- session write restates, as PL/pgSQL cannot share a declaration or an early return.
 CREATE OR REPLACE FUNCTION __agents_lock(
     p_session text, p_fence text, OUT s __agents_sessions, OUT refusal jsonb
 ) LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
