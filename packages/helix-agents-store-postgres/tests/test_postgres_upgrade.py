@@ -116,13 +116,22 @@ def _migrate_like(pg_url: str, schema: str, commit: str, count: int, functions: 
 
 
 def _definitions(pg_url: str, schema: str) -> dict[str, str]:
-    """Each ``__agents_*`` function of ``schema`` as PostgreSQL prints it, schema name blanked."""
+    """Each ``__agents_*`` function of ``schema`` as PostgreSQL prints it, and each of its
+    indexes, constraints and triggers (keyed ``kind:name``), the schema's name blanked."""
     with psycopg.connect(pg_url) as conn:
         rows = conn.execute(
             "SELECT p.proname, pg_get_functiondef(p.oid) FROM pg_proc p"
             " JOIN pg_namespace n ON n.oid = p.pronamespace"
-            " WHERE n.nspname = %s AND p.proname LIKE '\\_\\_agents\\_%%'",
-            [schema],
+            " WHERE n.nspname = %(s)s AND p.proname LIKE '\\_\\_agents\\_%%'"
+            " UNION ALL SELECT 'index:' || indexname, indexdef FROM pg_indexes"
+            " WHERE schemaname = %(s)s"
+            " UNION ALL SELECT 'constraint:' || c.conname, pg_get_constraintdef(c.oid)"
+            " FROM pg_constraint c JOIN pg_namespace n ON n.oid = c.connamespace"
+            " WHERE n.nspname = %(s)s"
+            " UNION ALL SELECT 'trigger:' || t.tgname, pg_get_triggerdef(t.oid) FROM pg_trigger t"
+            " JOIN pg_class r ON r.oid = t.tgrelid JOIN pg_namespace n ON n.oid = r.relnamespace"
+            " WHERE n.nspname = %(s)s AND NOT t.tgisinternal",
+            {"s": schema},
         ).fetchall()
     return {str(name): str(text).replace(schema, "<schema>") for name, text in rows}
 
@@ -196,6 +205,7 @@ async def test_a_schema_of_an_earlier_release_migrates_forward(
         applied = await migrate(conn, schema)
     assert applied == [m.version for m in migrations()][count:]
     assert _recorded(pg_url, schema) == {f.name: f.checksum for f in function_files()}
+    assert "trigger:__agents_rows_removed" in today and "__agents_cut_to" in today
     assert _definitions(pg_url, schema) == today
 
     before = [ChatMessage(role="user", content="before")] if count >= 2 else []
