@@ -67,8 +67,8 @@ async def deliver_context_items(
     count = await store.get_message_count(session_id)
     items = await store.list_undelivered_context_items(session_id)
     rows = [record.item.to_message() for record in items]
-    deliveries = [ContextItemDelivery(key=r.key, row_offset=i) for i, r in enumerate(items)]
-    return await _deliver(store, session_id, count, rows, fence_run_id, context=deliveries)
+    context = [ContextItemDelivery(key=r.key, row_offset=i) for i, r in enumerate(items)]
+    return await _deliver(store, session_id, count, rows, fence_run_id, context=context)
 
 
 async def deliver_late_answer_notices(
