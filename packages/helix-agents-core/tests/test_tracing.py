@@ -252,6 +252,17 @@ def test_the_protocols_list_every_call() -> None:
     assert len(_protocol_methods()) == 37  # 30 session calls, 7 context calls
 
 
+def _protocol_method(name: str) -> Any:
+    return getattr(SessionStateStore, name, None) or getattr(ContextStore, name)
+
+
+def _bound(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The call's arguments by parameter name, defaults filled in."""
+    bound = inspect.signature(_protocol_method(name)).bind(None, *args, **kwargs)
+    bound.apply_defaults()
+    return dict(list(bound.arguments.items())[1:])
+
+
 @pytest.mark.parametrize("name", _protocol_methods())
 async def test_every_protocol_call_is_traced(otel: Otel, name: str) -> None:
     telemetry = Telemetry(
@@ -263,10 +274,16 @@ async def test_every_protocol_call_is_traced(otel: Otel, name: str) -> None:
     )
     store: Any = TracedContextStore(Recorder(), telemetry)
     wrapper = getattr(TracedContextStore, name)
-    assert wrapper is not getattr(SessionStateStore, name, getattr(ContextStore, name, None))
-    assert wrapper.__doc__  # the protocol's docstring
-    answer = await getattr(store, name)("session", "owner", limit=3)
-    assert answer == (name, ("session", "owner"), {"limit": 3})  # passed on unchanged
+    assert wrapper is not _protocol_method(name)
+    assert wrapper.__doc__ == _protocol_method(name).__doc__
+    params = list(inspect.signature(wrapper).parameters.values())[1:]
+    positional = [p.name for p in params if p.kind is p.POSITIONAL_OR_KEYWORD]
+    args = ("session", "owner", *(f"<{p}>" for p in positional[2:]))[: len(positional)]
+    kwargs = {p.name: f"<{p.name}>" for p in params if p.kind is p.KEYWORD_ONLY}
+    answer = await getattr(store, name)(*args, **kwargs)
+    called, passed, passed_kw = answer
+    assert called == name
+    assert _bound(name, passed, passed_kw) == _bound(name, args, kwargs)  # passed on unchanged
     (span,) = otel.finished()
     assert span.name == f"{name} ns"
     assert span.attributes is not None

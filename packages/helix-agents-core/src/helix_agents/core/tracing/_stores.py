@@ -2,8 +2,8 @@
 
 Each protocol method is one delegating wrapper, built by :func:`_traced` from the
 protocol's own method: the span is named after it, and its session is the call's
-first argument unless the table below says otherwise. The wrappers keep the
-protocol's signatures for type checkers, since each is typed as the method it wraps.
+first argument unless the table below says otherwise. Each wrapper is typed as the
+method it wraps, so type checkers see the protocol's signatures.
 """
 
 from __future__ import annotations
@@ -26,44 +26,44 @@ class FullStore(SessionStateStore, ContextStore, Protocol):
     """A store with both protocols, as every store of the family is."""
 
 
+_SCOPED_OWNER = 'owner if scope == "session" else None'
+"""The session of ``get_scoped_state``: the owner of a ``session`` map, else none."""
+
 S = TypeVar("S", bound=SessionStateStore)
 C = TypeVar("C", bound=FullStore)
 _M = TypeVar("_M", bound=Callable[..., Coroutine[Any, Any, Any]])
 
-SessionOf = Callable[[tuple[Any, ...], dict[str, Any]], "str | None"]
-"""The session a call is about, from its arguments (``helix.session.id``), or ``None``."""
 
-
-def _no_session(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
-    """A call about no session (``list_sessions``: its argument is a user id)."""
-    return None
-
-
-def _scoped_owner(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
-    """``get_scoped_state``: the owner when the scope is ``session``."""
-    named = dict(zip(("scope", "owner"), args, strict=False), **kwargs)
-    return named.get("owner") if named.get("scope") == "session" else None
-
-
-def _traced(method: _M, session_of: SessionOf | None = None) -> _M:
+def _traced(method: _M, session: str | None = None) -> _M:
     """The wrapper of protocol ``method``: the inner store's method inside its span.
 
-    The span's session is the first argument (by position or by name) unless
-    ``session_of`` picks it.
+    Compiled from the method's signature, as :mod:`dataclasses` compiles an
+    ``__init__``: the same parameters and defaults, passed on as given, so a
+    traced call costs what a hand-written wrapper does. ``session`` is the
+    expression (over the parameters) of the span's session; the first
+    parameter by default.
     """
     operation = method.__name__
-    first = list(inspect.signature(method).parameters)[1]
-
-    @functools.wraps(method)
-    async def call(self: TracedStore[Any], *args: Any, **kwargs: Any) -> Any:
-        if session_of is None:
-            session_id = args[0] if args else kwargs.get(first)
-        else:
-            session_id = session_of(args, kwargs)
-        inner = getattr(self._inner, operation)(*args, **kwargs)
-        return await self._t.run(operation, session_id, inner)
-
-    return cast(_M, call)
+    params = list(inspect.signature(method).parameters.values())[1:]
+    namespace: dict[str, object] = {}
+    declared, passed = ["self"], []
+    for p in params:
+        if p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+            raise TypeError(f"{operation}: cannot trace a {p.kind.description} parameter")
+        if p.kind is p.KEYWORD_ONLY and "*" not in declared:
+            declared.append("*")
+        if p.default is not p.empty:
+            namespace[f"_{p.name}"] = p.default
+        declared.append(p.name if p.default is p.empty else f"{p.name}=_{p.name}")
+        passed.append(p.name if p.kind is p.POSITIONAL_OR_KEYWORD else f"{p.name}={p.name}")
+    source = (
+        f"async def {operation}({', '.join(declared)}):\n"
+        f"    call = self._inner.{operation}({', '.join(passed)})\n"
+        f"    return await self._t.run({operation!r}, {session or params[0].name}, call)\n"
+    )
+    exec(source, namespace)
+    wrapper = cast(Callable[..., Any], namespace[operation])
+    return cast(_M, functools.wraps(method)(wrapper))
 
 
 class TracedStore(SessionHandles, SessionStateStore, Generic[S]):
@@ -108,8 +108,8 @@ class TracedStore(SessionHandles, SessionStateStore, Generic[S]):
     delete_session = _traced(SessionStateStore.delete_session)
     clear_session = _traced(SessionStateStore.clear_session)
     clone_session = _traced(SessionStateStore.clone_session)  # the source session
-    list_sessions = _traced(SessionStateStore.list_sessions, _no_session)
-    get_scoped_state = _traced(SessionStateStore.get_scoped_state, _scoped_owner)
+    list_sessions = _traced(SessionStateStore.list_sessions, session="None")  # a user id: never
+    get_scoped_state = _traced(SessionStateStore.get_scoped_state, session=_SCOPED_OWNER)
     append_messages = _traced(SessionStateStore.append_messages)
     get_messages = _traced(SessionStateStore.get_messages)
     get_message_count = _traced(SessionStateStore.get_message_count)
