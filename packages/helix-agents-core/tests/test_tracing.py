@@ -3,6 +3,7 @@ recorded by the OpenTelemetry SDK's in-memory exporter and reader."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import subprocess
 import sys
@@ -40,6 +41,7 @@ from helix_agents.core.tracing import (
     traced,
 )
 from helix_agents.core.tracing._targets import url_target
+from helix_agents.core.tracing._telemetry import Telemetry
 from helix_agents.store_memory import MemoryStateStore
 
 pytestmark = pytest.mark.anyio
@@ -219,6 +221,86 @@ async def test_session_ids_only_when_asked(otel: Otel) -> None:
     assert create.attributes is not None and listing.attributes is not None
     assert create.attributes["helix.session.id"] == "s-visible"
     assert "helix.session.id" not in listing.attributes
+
+
+def _protocol_methods() -> list[str]:
+    """Every call of both protocols: what a traced store must wrap, a new one included."""
+    names = [
+        name
+        for protocol in (SessionStateStore, ContextStore)
+        for name, member in vars(protocol).items()
+        if inspect.iscoroutinefunction(member) and not name.startswith("__")
+    ]
+    return [name for name in names if name != "close"]  # close passes straight through
+
+
+class Recorder:
+    """An inner store that answers each call with what it was called with."""
+
+    def __getattr__(self, name: str) -> Any:
+        async def call(*args: Any, **kwargs: Any) -> tuple[str, tuple[Any, ...], dict[str, Any]]:
+            return name, args, kwargs
+
+        return call
+
+
+# The span's session: the first argument, but for these calls.
+_NOT_THE_FIRST = {"list_sessions": None, "get_scoped_state": "owner"}
+
+
+def test_the_protocols_list_every_call() -> None:
+    assert len(_protocol_methods()) == 37  # 30 session calls, 7 context calls
+
+
+def _protocol_method(name: str) -> Any:
+    return getattr(SessionStateStore, name, None) or getattr(ContextStore, name)
+
+
+def _bound(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The call's arguments by parameter name, defaults filled in."""
+    bound = inspect.signature(_protocol_method(name)).bind(None, *args, **kwargs)
+    bound.apply_defaults()
+    return dict(list(bound.arguments.items())[1:])
+
+
+@pytest.mark.parametrize("name", _protocol_methods())
+async def test_every_protocol_call_is_traced(otel: Otel, name: str) -> None:
+    telemetry = Telemetry(
+        "acme",
+        "ns",
+        record_session_ids=True,
+        tracer_provider=otel.tracer_provider,
+        meter_provider=otel.meter_provider,
+    )
+    store: Any = TracedContextStore(Recorder(), telemetry)
+    wrapper = getattr(TracedContextStore, name)
+    assert wrapper is not _protocol_method(name)
+    assert wrapper.__doc__ == _protocol_method(name).__doc__
+    params = list(inspect.signature(wrapper).parameters.values())[1:]
+    positional = [p.name for p in params if p.kind is p.POSITIONAL_OR_KEYWORD]
+    args = ("session", "owner", *(f"<{p}>" for p in positional[2:]))[: len(positional)]
+    kwargs = {p.name: f"<{p.name}>" for p in params if p.kind is p.KEYWORD_ONLY}
+    answer = await getattr(store, name)(*args, **kwargs)
+    called, passed, passed_kw = answer
+    assert called == name
+    assert _bound(name, passed, passed_kw) == _bound(name, args, kwargs)  # passed on unchanged
+    (span,) = otel.finished()
+    assert span.name == f"{name} ns"
+    assert span.attributes is not None
+    assert span.attributes["db.operation.name"] == name
+    expected = _NOT_THE_FIRST.get(name, "session")
+    assert span.attributes.get("helix.session.id") == expected
+
+
+async def test_the_session_of_a_call_by_keyword_or_of_another_scope(otel: Otel) -> None:
+    async with _traced(otel, MemoryStateStore(), record_session_ids=True) as store:
+        await store.create_session(session_id="s-kw")
+        assert await store.get_message_count(session_id="s-kw") == 0
+        assert await store.get_scoped_state(scope="session", owner="s-kw") == {}
+        assert await store.get_scoped_state("user", "u1") == {}
+        await store.clone_session("s-kw", "s-copy")
+    ids = [(s.attributes or {}).get("helix.session.id") for s in otel.finished()]
+    assert ids == ["s-kw", "s-kw", "s-kw", None, "s-kw"]
 
 
 async def test_open_store_tracing_on_sqlite(global_otel: Otel, tmp_path: Path) -> None:

@@ -3,12 +3,14 @@
 Users of a store need only :mod:`helix_agents.core`. This module is for backend
 authors (see ``docs/backends/writing.md``): the commit pre-checks, the input
 checks, cursor and page helpers, the storage encoding of messages, the refusal
-table and the ``SessionHandles`` mixin. It changes with the rules; its changes
-are listed under "Backend API" in the changelog.
+table, the ``SessionHandles`` mixin and the context store's ``OutputReads``
+mixin. It changes with the rules; its changes are listed under "Backend API" in
+the changelog.
 """
 
 from .checkpoint_pages import CheckpointRange, check_checkpoint_ids, checkpoint_range
 from .clock import check_clock, utcnow
+from .context.reads import OutputReads, output_not_found
 from .cursors import (
     decode_message_cursor,
     decode_sessions_cursor,
@@ -18,7 +20,7 @@ from .cursors import (
 from .edits import check_pop_count, check_replace, check_replace_state, check_rows, pop_keep
 from .errors import approval_not_found, session_not_found
 from .handles import SessionHandles
-from .inputs import check_id, check_json, check_record, check_text
+from .inputs import check_id, check_input, check_json, check_record, check_text
 from .limits import (
     MAX_COUNT,
     MAX_PAGE,
@@ -64,6 +66,7 @@ __all__ = [
     "CheckpointRange",
     "CommitPlan",
     "CommitState",
+    "OutputReads",
     "SessionHandles",
     "approval_not_found",
     "assert_deliverable",
@@ -76,6 +79,7 @@ __all__ = [
     "check_commit",
     "check_finish_status",
     "check_id",
+    "check_input",
     "check_json",
     "check_keep",
     "check_limit",
@@ -105,6 +109,7 @@ __all__ = [
     "new_session_id",
     "next_activity",
     "next_page_cursor",
+    "output_not_found",
     "page_window",
     "parse_message_json",
     "pop_keep",

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any, Literal, TypeVar, overload
 
@@ -30,6 +31,7 @@ __all__ = [
     "MAX_INT_DIGITS",
     "MAX_JSON_DEPTH",
     "check_id",
+    "check_input",
     "check_json",
     "check_record",
     "check_text",
@@ -60,6 +62,7 @@ _ID_FIELDS = frozenset(
 _INT_BOUND = 10**MAX_INT_DIGITS
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _M = TypeVar("_M", bound=BaseModel)
+_T = TypeVar("_T")
 _layouts: dict[type[BaseModel], tuple[tuple[str, ...], frozenset[str]]] = {}
 
 
@@ -117,6 +120,23 @@ def check_id(
             session_id=session_id,
         )
     return value
+
+
+async def check_input(
+    session_id: str, check: Callable[[], _T], require: Callable[[str], Awaitable[object]]
+) -> _T:
+    """``check()`` after the session id; if it refuses the input, a missing session first.
+
+    A call on a missing session raises ``SessionNotFoundError`` whatever its other
+    arguments (docs/commit.md orders a commit's checks so; CS-6): ``require(session_id)``
+    raises it, else the refusal stands.
+    """
+    check_id(session_id, "session_id")
+    try:
+        return check()
+    except ValidationError:
+        await require(session_id)
+        raise
 
 
 def check_text(value: object, field: str, *, session_id: str | None = None) -> str:

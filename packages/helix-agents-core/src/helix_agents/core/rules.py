@@ -62,6 +62,13 @@ FINISH_STATUSES: frozenset[RunStatus] = frozenset(
 )
 _T = TypeVar("_T")
 _M = TypeVar("_M", bound=pydantic.BaseModel)
+_DELIVERY_ERRORS: dict[
+    str, type[ContextItemDeliveryConflictError] | type[LateAnswerDeliveryConflictError]
+] = {
+    "context item": ContextItemDeliveryConflictError,
+    "late answer": LateAnswerDeliveryConflictError,
+}
+"""The refusal of a bad delivery, by what it delivers."""
 _metadata: pydantic.TypeAdapter[JsonObject] = pydantic.TypeAdapter(JsonObject)
 
 
@@ -176,28 +183,23 @@ def check_commit(
     if start is not None and start.rewind_to is not None:
         base = start.rewind_to
     reopened_from = None if start is None else start.rewind_to
-    assert_deliverable(
-        session_id,
-        [d.key for d in commit.deliver_context_items],
-        state.context_items,
-        reopened_from=reopened_from,
-        error=ContextItemDeliveryConflictError,
-        what="context item",
-    )
-    assert_deliverable(
-        session_id,
-        [d.call_id for d in commit.deliver_late_answers],
-        state.late_answers,
-        reopened_from=reopened_from,
-        error=LateAnswerDeliveryConflictError,
-        what="late answer",
-    )
+    context = [(d.key, d.row_offset) for d in commit.deliver_context_items]
+    late = [(d.call_id, d.row_offset) for d in commit.deliver_late_answers]
+    for what, named, queued in (
+        ("context item", context, state.context_items),
+        ("late answer", late, state.late_answers),
+    ):
+        keys = [key for key, _ in named]
+        error = _DELIVERY_ERRORS[what]
+        assert_deliverable(
+            session_id, keys, queued, reopened_from=reopened_from, error=error, what=what
+        )
     return CommitPlan(
         rewind_to=None if start is None else start.rewind_to,
         run_id=None if start is None else start.run_id,
         rows=commit.messages,
-        context_deliveries=[(d.key, base + d.row_offset) for d in commit.deliver_context_items],
-        late_deliveries=[(d.call_id, base + d.row_offset) for d in commit.deliver_late_answers],
+        context_deliveries=[(key, base + offset) for key, offset in context],
+        late_deliveries=[(key, base + offset) for key, offset in late],
         result=CommitResult(first_index=base, message_count=base + len(commit.messages)),
         scoped_state=merge_deltas(session_id, commit.scoped_state),
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from .errors import ConcurrencyConflictError
 from .messages import ChatMessage, ContextMessage, Message
@@ -66,18 +66,9 @@ async def deliver_context_items(
     """
     count = await store.get_message_count(session_id)
     items = await store.list_undelivered_context_items(session_id)
-    if not items:
-        return []
-    rows: list[Message] = [record.item.to_message() for record in items]
-    commit = MessageCommit(
-        messages=tuple(rows),
-        fence_run_id=fence_run_id,
-        expect_message_count=count,
-        deliver_context_items=tuple(
-            ContextItemDelivery(key=record.key, row_offset=i) for i, record in enumerate(items)
-        ),
-    )
-    return await _commit_or_nothing(store, session_id, commit, rows)
+    rows = [record.item.to_message() for record in items]
+    context = [ContextItemDelivery(key=r.key, row_offset=i) for i, r in enumerate(items)]
+    return await _deliver(store, session_id, count, rows, fence_run_id, context=context)
 
 
 async def deliver_late_answer_notices(
@@ -90,25 +81,36 @@ async def deliver_late_answer_notices(
     """
     count = await store.get_message_count(session_id)
     answers = await store.list_undelivered_late_answers(session_id)
-    if not answers:
+    rows = [late_answer_notice(answer) for answer in answers]
+    late = [LateAnswerDelivery(call_id=x.call_id, row_offset=i) for i, x in enumerate(answers)]
+    return await _deliver(store, session_id, count, rows, fence_run_id, late=late)
+
+
+async def _deliver(
+    store: SessionStateStore,
+    session_id: str,
+    count: int,
+    rows: Sequence[Message],
+    fence_run_id: str | None,
+    *,
+    context: Sequence[ContextItemDelivery] = (),
+    late: Sequence[LateAnswerDelivery] = (),
+) -> list[Message]:
+    """Append ``rows`` with their deliveries if the log still holds ``count`` rows.
+
+    ``[]`` when nothing is queued or another writer moved the log first.
+    """
+    if not rows:
         return []
-    rows: list[Message] = [late_answer_notice(answer) for answer in answers]
     commit = MessageCommit(
         messages=tuple(rows),
         fence_run_id=fence_run_id,
         expect_message_count=count,
-        deliver_late_answers=tuple(
-            LateAnswerDelivery(call_id=a.call_id, row_offset=i) for i, a in enumerate(answers)
-        ),
+        deliver_context_items=tuple(context),
+        deliver_late_answers=tuple(late),
     )
-    return await _commit_or_nothing(store, session_id, commit, rows)
-
-
-async def _commit_or_nothing(
-    store: SessionStateStore, session_id: str, commit: MessageCommit, rows: list[Message]
-) -> list[Message]:
     try:
         await store.append_messages(session_id, commit)
     except ConcurrencyConflictError:
         return []
-    return rows
+    return list(rows)

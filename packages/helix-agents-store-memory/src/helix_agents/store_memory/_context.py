@@ -8,27 +8,21 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, TypeVar
 
-from helix_agents.core import ValidationError, parse_message
-from helix_agents.core.backend import check_id, coerce
+from helix_agents.core import parse_message
+from helix_agents.core.backend import OutputReads, check_input, coerce, output_not_found
 from helix_agents.core.context import (
-    DEFAULT_MAX_CHARS,
     Compaction,
     CompactionResult,
     ContextWindow,
     HistoryHit,
     HistoryQuery,
     HistorySearch,
-    OutputNotFoundError,
     OutputRef,
-    OutputSlice,
     check_compaction,
     check_output_args,
-    check_read_args,
     compaction_result,
     describe_output,
-    grep_lines,
     new_output_id,
-    read_lines,
     search_result,
     summary_row,
 )
@@ -40,7 +34,7 @@ __all__ = ["ContextMethods"]
 _T = TypeVar("_T")
 
 
-class ContextMethods:
+class ContextMethods(OutputReads):
     """:class:`~helix_agents.core.context.ContextStore` for :class:`MemoryStateStore`."""
 
     _clock: Callable[[], datetime]
@@ -48,19 +42,14 @@ class ContextMethods:
     _touch: Callable[[SessionData], None]
     _check_open: Callable[[], None]
 
-    async def _checked(self, session_id: str, check: Callable[[], _T]) -> _T:
-        """``check()``; if it refuses the input, a missing session is reported first.
-
-        A closed store, then a malformed session id, are refused before anything else.
-        """
+    async def _check_context(self, session_id: str, check: Callable[[], _T]) -> _T:
+        """``check()`` once the store is open; a missing session is reported first."""
         self._check_open()
-        check_id(session_id, "session_id")
-        try:
-            return check()
-        except ValidationError:
-            with self._session(session_id):
-                pass
-            raise
+        return await check_input(session_id, check, self._require)
+
+    async def _require(self, session_id: str) -> None:
+        with self._session(session_id):
+            pass
 
     async def store_output(
         self,
@@ -71,7 +60,7 @@ class ContextMethods:
         key: str | None = None,
     ) -> OutputRef:
         """Store ``content``; a repeat under the same ``key`` returns the first reference."""
-        content, tool_name, key = await self._checked(
+        content, tool_name, key = await self._check_context(
             session_id, lambda: check_output_args(session_id, content, tool_name, key)
         )
         with self._session(session_id) as session:
@@ -92,72 +81,18 @@ class ContextMethods:
             self._touch(session)
             return ref
 
-    def _output(self, session_id: str, output_id: str) -> tuple[OutputRef, str]:
+    async def _load_output(
+        self, session_id: str, output_id: str, content: bool
+    ) -> tuple[OutputRef, str]:
         with self._session(session_id) as session:
             found = session.context.outputs.get(output_id)
         if found is None:
-            raise OutputNotFoundError(
-                f"session {session_id!r} has no stored output {output_id!r}",
-                session_id=session_id,
-            )
+            raise output_not_found(session_id, output_id)
         return found
-
-    async def get_output(self, session_id: str, output_id: str) -> OutputRef:
-        """The reference of a stored output."""
-        oid = await self._checked(
-            session_id, lambda: check_read_args(session_id, output_id, DEFAULT_MAX_CHARS)
-        )
-        return self._output(session_id, oid)[0]
-
-    async def read_output(
-        self,
-        session_id: str,
-        output_id: str,
-        *,
-        start_line: int = 1,
-        end_line: int | None = None,
-        max_chars: int = DEFAULT_MAX_CHARS,
-    ) -> OutputSlice:
-        """Lines ``start_line..end_line`` of a stored output, cut to ``max_chars``."""
-        oid = await self._checked(
-            session_id, lambda: check_read_args(session_id, output_id, max_chars)
-        )
-        _, text = self._output(session_id, oid)
-        return read_lines(
-            oid,
-            text,
-            session_id=session_id,
-            start_line=start_line,
-            end_line=end_line,
-            max_chars=max_chars,
-        )
-
-    async def grep_output(
-        self,
-        session_id: str,
-        output_id: str,
-        pattern: str,
-        *,
-        context_lines: int = 2,
-        max_chars: int = DEFAULT_MAX_CHARS,
-    ) -> OutputSlice:
-        """Lines of a stored output matching ``pattern``, with context, cut to ``max_chars``."""
-        oid = await self._checked(
-            session_id, lambda: check_read_args(session_id, output_id, max_chars, context_lines)
-        )
-        _, text = self._output(session_id, oid)
-        return grep_lines(
-            oid,
-            text,
-            pattern,
-            session_id=session_id,
-            context_lines=context_lines,
-            max_chars=max_chars,
-        )
 
     async def record_compaction(self, session_id: str, compaction: Compaction) -> CompactionResult:
         """Record the summary and the new window start in one step."""
-        compaction = await self._checked(
+        compaction = await self._check_context(
             session_id, lambda: coerce(Compaction, compaction, session_id)
         )
         with self._session(session_id) as session:
@@ -173,7 +108,7 @@ class ContextMethods:
 
     async def get_window(self, session_id: str) -> ContextWindow:
         """The latest summary row and the rows from the window start on."""
-        await self._checked(session_id, lambda: None)
+        await self._check_context(session_id, lambda: None)
         with self._session(session_id) as session:
             ctx = session.context
             start, summary = ctx.compactions[-1] if ctx.compactions else (0, None)
@@ -196,7 +131,7 @@ class ContextMethods:
         limit: int = 20,
     ) -> HistorySearch:
         """Rows of the archive and the live log that match, newest first."""
-        query = await self._checked(
+        query = await self._check_context(
             session_id, lambda: HistoryQuery.build(session_id, grep, tool_name, limit)
         )
         with self._session(session_id) as session:

@@ -10,6 +10,7 @@ answer here as on every other backend.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import psycopg
@@ -18,26 +19,26 @@ from psycopg import errors as pg_errors
 from psycopg.rows import tuple_row
 
 from helix_agents.core import ContextMessage, SessionNotFoundError
-from helix_agents.core.backend import coerce, dump_message_json, parse_message_json
+from helix_agents.core.backend import (
+    OutputReads,
+    coerce,
+    dump_message_json,
+    output_not_found,
+    parse_message_json,
+)
 from helix_agents.core.context import (
-    DEFAULT_MAX_CHARS,
     Compaction,
     CompactionResult,
     ContextWindow,
     HistoryHit,
     HistoryQuery,
     HistorySearch,
-    OutputNotFoundError,
     OutputRef,
-    OutputSlice,
     check_compaction,
     check_output_args,
-    check_read_args,
     describe_output,
     features,
-    grep_lines,
     new_output_id,
-    read_lines,
     required_literal,
     search_result,
     summary_row,
@@ -61,7 +62,7 @@ SEARCH_TIMEOUT_MS = 2_000
 _CLIENT_BATCH = 2_000
 
 
-class ContextMixin(StoreBase):
+class ContextMixin(OutputReads, StoreBase):
     """:class:`~helix_agents.core.context.ContextStore` for the Postgres store."""
 
     @property
@@ -142,7 +143,10 @@ class ContextMixin(StoreBase):
             )
         return ref
 
-    async def _output(
+    async def _check_context(self, session_id: str, check: Callable[[], _T]) -> _T:
+        return await self._checked(session_id, "context", check)
+
+    async def _load_output(
         self, session_id: str, output_id: str, content: bool
     ) -> tuple[OutputRef, str]:
         rows = await self._session_rows(
@@ -150,66 +154,8 @@ class ContextMixin(StoreBase):
         )
         ref, text = rows[0]
         if ref is None:
-            raise OutputNotFoundError(
-                f"session {session_id!r} has no stored output {output_id!r}",
-                session_id=session_id,
-            )
+            raise output_not_found(session_id, output_id)
         return OutputRef.model_validate_json(ref), text or ""
-
-    async def get_output(self, session_id: str, output_id: str) -> OutputRef:
-        """The reference of a stored output."""
-        oid = await self._checked(
-            session_id, "context", lambda: check_read_args(session_id, output_id, DEFAULT_MAX_CHARS)
-        )
-        return (await self._output(session_id, oid, False))[0]
-
-    async def read_output(
-        self,
-        session_id: str,
-        output_id: str,
-        *,
-        start_line: int = 1,
-        end_line: int | None = None,
-        max_chars: int = DEFAULT_MAX_CHARS,
-    ) -> OutputSlice:
-        """Lines ``start_line..end_line`` of a stored output, cut to ``max_chars``."""
-        oid = await self._checked(
-            session_id, "context", lambda: check_read_args(session_id, output_id, max_chars)
-        )
-        _, text = await self._output(session_id, oid, True)
-        return read_lines(
-            oid,
-            text,
-            session_id=session_id,
-            start_line=start_line,
-            end_line=end_line,
-            max_chars=max_chars,
-        )
-
-    async def grep_output(
-        self,
-        session_id: str,
-        output_id: str,
-        pattern: str,
-        *,
-        context_lines: int = 2,
-        max_chars: int = DEFAULT_MAX_CHARS,
-    ) -> OutputSlice:
-        """Lines of a stored output matching ``pattern``, with context, cut to ``max_chars``."""
-        oid = await self._checked(
-            session_id,
-            "context",
-            lambda: check_read_args(session_id, output_id, max_chars, context_lines),
-        )
-        _, text = await self._output(session_id, oid, True)
-        return grep_lines(
-            oid,
-            text,
-            pattern,
-            session_id=session_id,
-            context_lines=context_lines,
-            max_chars=max_chars,
-        )
 
     async def record_compaction(self, session_id: str, compaction: Compaction) -> CompactionResult:
         """Record the summary, the new window start and preservation in one call."""

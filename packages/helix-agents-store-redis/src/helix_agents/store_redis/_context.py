@@ -10,29 +10,29 @@ required literal and the tool name, and RE2 in the client decides.
 from __future__ import annotations
 
 import json
-from typing import Any, TypeVar
+from typing import Any
 
 from helix_agents.core import ContextMessage
-from helix_agents.core.backend import coerce, dump_message_json, parse_message_json
+from helix_agents.core.backend import (
+    OutputReads,
+    coerce,
+    dump_message_json,
+    output_not_found,
+    parse_message_json,
+)
 from helix_agents.core.context import (
-    DEFAULT_MAX_CHARS,
     Compaction,
     CompactionResult,
     ContextWindow,
     HistoryHit,
     HistoryQuery,
     HistorySearch,
-    OutputNotFoundError,
     OutputRef,
-    OutputSlice,
     check_compaction,
     check_output_args,
-    check_read_args,
     describe_output,
     features,
-    grep_lines,
     new_output_id,
-    read_lines,
     required_literal,
     safe_literal,
     search_result,
@@ -46,8 +46,6 @@ from ._errors import SERVER
 
 __all__ = ["SEARCH_STEP", "ContextMixin"]
 
-_T = TypeVar("_T")
-
 SEARCH_STEP = 5_000
 """The most rows one search script looks at before handing back to the client."""
 _OUTPUT = ("meta", "outr", "out")
@@ -55,8 +53,10 @@ _WINDOW = ("meta", "rows", "cmp")
 _SEARCH = ("meta", "rows", "arch")
 
 
-class ContextMixin(StoreBase):
+class ContextMixin(OutputReads, StoreBase):
     """:class:`~helix_agents.core.context.ContextStore` for the Redis store."""
+
+    _check_context = StoreBase._checked
 
     async def store_output(
         self,
@@ -86,71 +86,15 @@ class ContextMixin(StoreBase):
         await self._after(session_id, reply)
         return ref
 
-    async def _output(
+    async def _load_output(
         self, session_id: str, output_id: str, content: bool
     ) -> tuple[OutputRef, str]:
         reply = await self._run(
             "r_output", session_id, [output_id, int(content)], write=False, keys=_OUTPUT
         )
         if reply[0] == "none":
-            raise OutputNotFoundError(
-                f"session {session_id!r} has no stored output {output_id!r}",
-                session_id=session_id,
-            )
+            raise output_not_found(session_id, output_id)
         return OutputRef.model_validate_json(reply[1]), reply[2] if content else ""
-
-    async def get_output(self, session_id: str, output_id: str) -> OutputRef:
-        """The reference of a stored output."""
-        oid = await self._checked(
-            session_id, lambda: check_read_args(session_id, output_id, DEFAULT_MAX_CHARS)
-        )
-        return (await self._output(session_id, oid, False))[0]
-
-    async def read_output(
-        self,
-        session_id: str,
-        output_id: str,
-        *,
-        start_line: int = 1,
-        end_line: int | None = None,
-        max_chars: int = DEFAULT_MAX_CHARS,
-    ) -> OutputSlice:
-        """Lines ``start_line..end_line`` of a stored output, cut to ``max_chars``."""
-        oid = await self._checked(
-            session_id, lambda: check_read_args(session_id, output_id, max_chars)
-        )
-        _, content = await self._output(session_id, oid, True)
-        return read_lines(
-            oid,
-            content,
-            session_id=session_id,
-            start_line=start_line,
-            end_line=end_line,
-            max_chars=max_chars,
-        )
-
-    async def grep_output(
-        self,
-        session_id: str,
-        output_id: str,
-        pattern: str,
-        *,
-        context_lines: int = 2,
-        max_chars: int = DEFAULT_MAX_CHARS,
-    ) -> OutputSlice:
-        """Lines of a stored output matching ``pattern``, with context, cut to ``max_chars``."""
-        oid = await self._checked(
-            session_id, lambda: check_read_args(session_id, output_id, max_chars, context_lines)
-        )
-        _, content = await self._output(session_id, oid, True)
-        return grep_lines(
-            oid,
-            content,
-            pattern,
-            session_id=session_id,
-            context_lines=context_lines,
-            max_chars=max_chars,
-        )
 
     async def record_compaction(self, session_id: str, compaction: Compaction) -> CompactionResult:
         """Record the summary, the new window start and preservation in one script."""

@@ -5,23 +5,17 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
+from typing import Concatenate, ParamSpec, Protocol, TypeVar
 
-from helix_agents.core import ValidationError
-from helix_agents.core.backend import check_id, coerce
+from helix_agents.core.backend import OutputReads, check_input, coerce
 from helix_agents.core.context import (
-    DEFAULT_MAX_CHARS,
     Compaction,
     CompactionResult,
     ContextWindow,
     HistoryQuery,
     HistorySearch,
     OutputRef,
-    OutputSlice,
     check_output_args,
-    check_read_args,
-    grep_lines,
-    read_lines,
     search_result,
 )
 
@@ -63,21 +57,20 @@ class _Hops(Protocol):
     async def _checked(self, session_id: str, check: Callable[[], _T]) -> _T: ...
 
 
-class ContextMethods:
+class ContextMethods(OutputReads):
     """:class:`~helix_agents.core.context.ContextStore` for the SQLite store."""
 
     async def _checked(self: _Hops, session_id: str, check: Callable[[], _T]) -> _T:
-        """``check()``; if it refuses the input, a missing session is reported first.
-
-        A closed store, then a malformed session id, are refused before anything else.
-        """
+        """``check()`` once the store is open; a missing session is reported first."""
         self._db(None if self._closed else self._reader, None)
-        check_id(session_id, "session_id")
-        try:
-            return check()
-        except ValidationError:
-            await self._read(session_id, load_session, session_id)
-            raise
+        return await check_input(session_id, check, lambda sid: self._read(sid, load_session, sid))
+
+    _check_context = _checked
+
+    async def _load_output(
+        self: _Hops, session_id: str, output_id: str, content: bool
+    ) -> tuple[OutputRef, str]:
+        return await self._read(session_id, _context.load_output, session_id, output_id, content)
 
     async def store_output(
         self: _Hops,
@@ -94,68 +87,6 @@ class ContextMethods:
         return await self._write(
             session_id, _context.store, session_id, content, tool_name, key, self._clock
         )
-
-    async def get_output(self: _Hops, session_id: str, output_id: str) -> OutputRef:
-        """The reference of a stored output."""
-        oid = await self._checked(
-            session_id, lambda: check_read_args(session_id, output_id, DEFAULT_MAX_CHARS)
-        )
-        ref, _ = await self._read(session_id, _context.load_output, session_id, oid, False)
-        return ref
-
-    async def read_output(
-        self: _Hops,
-        session_id: str,
-        output_id: str,
-        *,
-        start_line: int = 1,
-        end_line: int | None = None,
-        max_chars: int = DEFAULT_MAX_CHARS,
-    ) -> OutputSlice:
-        """Lines ``start_line..end_line`` of a stored output, cut to ``max_chars``."""
-        oid = await self._checked(
-            session_id, lambda: check_read_args(session_id, output_id, max_chars)
-        )
-
-        def read(db: Any) -> OutputSlice:
-            _, text = _context.load_output(db, session_id, oid, True)
-            return read_lines(
-                oid,
-                text,
-                session_id=session_id,
-                start_line=start_line,
-                end_line=end_line,
-                max_chars=max_chars,
-            )
-
-        return await self._read(session_id, read)
-
-    async def grep_output(
-        self: _Hops,
-        session_id: str,
-        output_id: str,
-        pattern: str,
-        *,
-        context_lines: int = 2,
-        max_chars: int = DEFAULT_MAX_CHARS,
-    ) -> OutputSlice:
-        """Lines of a stored output matching ``pattern``, with context, cut to ``max_chars``."""
-        oid = await self._checked(
-            session_id, lambda: check_read_args(session_id, output_id, max_chars, context_lines)
-        )
-
-        def grep(db: Any) -> OutputSlice:
-            _, text = _context.load_output(db, session_id, oid, True)
-            return grep_lines(
-                oid,
-                text,
-                pattern,
-                session_id=session_id,
-                context_lines=context_lines,
-                max_chars=max_chars,
-            )
-
-        return await self._read(session_id, grep)
 
     async def record_compaction(
         self: _Hops, session_id: str, compaction: Compaction
