@@ -35,6 +35,7 @@ local function next_activity(known)
 end
 
 -- Every key of the session gets the same deadline (or none), so it expires whole.
+-- Returns the deadline (ms, as a string), or '0' for none.
 local function expire_session()
   if TTL > 0 then
     local t = redis.call('TIME')
@@ -42,22 +43,35 @@ local function expire_session()
     for i = 1, #KEYS do
       redis.call('PEXPIREAT', KEYS[i], deadline)
     end
+    return deadline
   elseif redis.call('PTTL', META) ~= -1 then
     -- All keys share one deadline or none, so the meta key speaks for them all.
     for i = 1, #KEYS do
       redis.call('PERSIST', KEYS[i])
     end
   end
+  return '0'
 end
 
--- The end of every landed write: activity time, TTL, and the listing entry
--- (`known_ukey`: the session's index key, when the caller has already read it).
+-- The session's entry in its user's summaries (lua/_index.lua), as it is now.
+local function summary_set(ukey, la, deadline)
+  local skey = summary_key(ukey)
+  local fresh = TTL > 0 and redis.call('EXISTS', skey) == 0
+  local m = redis.call('HMGET', META, 'created', 'count')
+  redis.call('HSET', skey, SID, m[1] .. ',' .. int(la) .. ',' .. m[2] .. ','
+    .. redis.call('HLEN', APPR) .. ',' .. deadline)
+  keep_alive(skey, TTL, fresh)
+end
+
+-- The end of every landed write: activity time, TTL, and the listing entry and
+-- summary (`known_ukey`: the session's index key, when the caller has already read it).
 local function landed(la, mode, known_ukey)
   redis.call('HSET', META, 'la', int(la))
-  expire_session()
+  local deadline = expire_session()
   local ukey = known_ukey or redis.call('HGET', META, 'ukey')
   if ukey and INLINE then
     index_set(ukey, SID, -la, mode, TTL)
+    summary_set(ukey, la, deadline)
   end
   return {'ok', la, ukey or ''}
 end
