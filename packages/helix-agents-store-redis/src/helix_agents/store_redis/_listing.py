@@ -27,7 +27,7 @@ __all__ = ["ListingMixin"]
 
 _Entry = tuple[str, int]  # (session id, index score)
 # An index entry with its summary from beside the index (standalone; None: read the session).
-_Listed = tuple[str, int, str | None]
+_Listed = tuple[str, int, list[str] | None]
 _Fields = dict[str, Any]  # a SessionSummary's fields
 _SUMMARIES = pydantic.TypeAdapter(list[SessionSummary])
 
@@ -116,10 +116,7 @@ class ListingMixin(StoreBase):
         """Each session's summary, or ``None`` where it is gone or not the user's: from
         beside the index where the index had one, else read from the sessions."""
         read = iter(await self._read(user_id, [sid for sid, _, known in batch if known is None]))
-        fields = [
-            next(read) if known is None else _fields(sid, *known.split(",")[:4])
-            for sid, _, known in batch
-        ]
+        fields = [next(read) if known is None else _fields(sid, *known) for sid, _, known in batch]
         # One validation for the page: much cheaper than a constructor call per session.
         built = iter(_SUMMARIES.validate_python([f for f in fields if f is not None]))
         return [None if f is None else next(built) for f in fields]
@@ -163,11 +160,18 @@ def _fields(sid: str, created: Any, la: Any, count: Any, pending: Any) -> _Field
 
 
 def _split_index(reply: Any) -> list[list[_Listed]]:
-    """``r_index``'s NUL-joined string as its ties and the rest."""
+    """``r_index``'s NUL-joined string as its ties and the rest; a summary counts only
+    while its session lives and it is as new as the index entry (same activity time)."""
     fields = text(reply).split("\0")
-    listed = [
-        (fields[i], int(float(fields[i + 1])), fields[i + 2] or None)
-        for i in range(1, len(fields), 3)
-    ]
+    now = int(fields[1])
+    listed: list[_Listed] = []
+    for i in range(2, len(fields), 3):
+        score = int(float(fields[i + 1]))
+        summary = fields[i + 2].split(",") if fields[i + 2] else None
+        if summary is not None:
+            deadline = int(summary[0])
+            if (deadline and deadline <= now) or int(summary[2]) != -score:
+                summary = None
+        listed.append((fields[i], score, None if summary is None else summary[1:]))
     ties = int(fields[0])
     return [listed[:ties], listed[ties:]]

@@ -4,7 +4,7 @@
 
 -- Standalone only (the write's INLINE step): beside the index, under the same
 -- hash tag, a hash of each listed session's summary, session id ->
--- 'created,last_activity,count,pending_approvals,deadline' (deadline: the ms
+-- 'deadline,created,last_activity,count,pending_approvals' (deadline: the ms
 -- time the session's keys expire at, 0 = never), rewritten by every landed
 -- write, so a listing page is one read (lua/r_index.lua).
 local function summary_key(ukey)

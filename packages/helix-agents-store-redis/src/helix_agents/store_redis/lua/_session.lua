@@ -58,15 +58,19 @@ local function summary_set(ukey, la, deadline)
   local skey = summary_key(ukey)
   local fresh = TTL > 0 and redis.call('EXISTS', skey) == 0
   local m = redis.call('HMGET', META, 'created', 'count')
-  redis.call('HSET', skey, SID, m[1] .. ',' .. int(la) .. ',' .. m[2] .. ','
-    .. redis.call('HLEN', APPR) .. ',' .. deadline)
+  redis.call('HSET', skey, SID, deadline .. ',' .. m[1] .. ',' .. int(la) .. ',' .. m[2]
+    .. ',' .. redis.call('HLEN', APPR))
   keep_alive(skey, TTL, fresh)
 end
 
 -- The end of every landed write: activity time, TTL, and the listing entry and
--- summary (`known_ukey`: the session's index key, when the caller has already read it).
-local function landed(la, mode, known_ukey)
-  redis.call('HSET', META, 'la', int(la))
+-- summary (`known_ukey`: the session's index key, when the caller has already read it;
+-- `fields`: more meta field / value pairs to set in the same HSET).
+local function landed(la, mode, known_ukey, fields)
+  local set = fields or {}
+  set[#set + 1] = 'la'
+  set[#set + 1] = int(la)
+  redis.call('HSET', META, unpack(set))
   local deadline = expire_session()
   local ukey = known_ukey or redis.call('HGET', META, 'ukey')
   if ukey and INLINE then
