@@ -53,20 +53,25 @@ local function expire_session()
   return '0'
 end
 
--- The session's entry in its user's summaries (lua/_index.lua), as it is now.
-local function summary_set(ukey, la, deadline)
+-- The session's entry in its user's summaries (lua/_index.lua), as it is now
+-- (`created`, `count`: the session's, when the caller knows them).
+local function summary_set(ukey, la, deadline, created, count)
   local skey = summary_key(ukey)
   local fresh = TTL > 0 and redis.call('EXISTS', skey) == 0
-  local m = redis.call('HMGET', META, 'created', 'count')
-  redis.call('HSET', skey, SID, deadline .. ',' .. m[1] .. ',' .. int(la) .. ',' .. m[2]
-    .. ',' .. redis.call('HLEN', APPR))
+  if not created then
+    local m = redis.call('HMGET', META, 'created', 'count')
+    created, count = m[1], m[2]
+  end
+  local summary = {deadline, created, int(la), count, redis.call('HLEN', APPR)}
+  redis.call('HSET', skey, SID, table.concat(summary, ','))
   keep_alive(skey, TTL, fresh)
 end
 
 -- The end of every landed write: activity time, TTL, and the listing entry and
 -- summary (`known_ukey`: the session's index key, when the caller has already read it;
--- `fields`: more meta field / value pairs to set in the same HSET).
-local function landed(la, mode, known_ukey, fields)
+-- `fields`: more meta field / value pairs to set in the same HSET; `created`, `count`:
+-- the session's, when the caller knows them).
+local function landed(la, mode, known_ukey, fields, created, count)
   local set = fields or {}
   set[#set + 1] = 'la'
   set[#set + 1] = int(la)
@@ -75,7 +80,7 @@ local function landed(la, mode, known_ukey, fields)
   local ukey = known_ukey or redis.call('HGET', META, 'ukey')
   if ukey and INLINE then
     index_set(ukey, SID, -la, mode, TTL)
-    summary_set(ukey, la, deadline)
+    summary_set(ukey, la, deadline, created, count)
   end
   return {'ok', la, ukey or ''}
 end

@@ -26,7 +26,7 @@ end
 
 -- 1. the session exists; a commit id that already landed replays.
 -- (Every session has a count: no count, no session.)
-local m = redis.call('HMGET', META, 'count', 'first', 'ui', 'la', 'ukey')
+local m = redis.call('HMGET', META, 'count', 'first', 'ui', 'la', 'ukey', 'created')
 if not m[1] then
   return {'session_not_found'}
 end
@@ -174,6 +174,7 @@ if max_messages > 0 then
     first = count - max_messages
   end
 end
-local done = landed(next_activity(m[4]), 'LT', m[5], {'count', count, 'first', first, 'ui', ui})
+local done = landed(next_activity(m[4]), 'LT', m[5], {'count', count, 'first', first, 'ui', ui},
+  m[6], count)
 return reply({first_index = int(base), message_count = int(count), replayed = 0,
   last_activity = int(done[2]), user_key = done[3]})
