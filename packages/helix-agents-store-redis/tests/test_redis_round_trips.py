@@ -18,6 +18,8 @@ from helix_agents.core import (
     ContextItemDelivery,
     ContextMessage,
     MessageCommit,
+    PendingApproval,
+    SessionsPage,
     StartRun,
     StoredContextItem,
 )
@@ -111,23 +113,40 @@ async def test_a_commit_is_one_write_on_the_socket_and_one_command_on_the_server
         assert sent == ["EVALSHA"]
 
 
-async def test_a_listing_page_is_two_script_calls_on_a_standalone_server(
+async def test_a_listing_page_is_one_script_call_on_a_standalone_server(
     private_factory: Callable[..., RedisStateStore], private_redis_url: str
 ) -> None:
+    # One call reads the index and the summaries kept beside it. Sessions without a
+    # summary (written before summaries existed, or whose summary is gone) are read
+    # from their own keys: the same page, one more call.
+    asked = PendingApproval(
+        approval_id="a1", tool_name="t", tool_call_id="c1", input={}, requested_at=T0
+    )
     async with (
         private_factory() as store,
         aredis.Redis.from_url(private_redis_url, decode_responses=True) as admin,
         aredis.Redis.from_url(private_redis_url, decode_responses=True) as watcher,
     ):
-        for _ in range(25):
-            await store.create_session(user_id="lister")
-        await admin.ping()
-        async with watcher.monitor() as monitor:
-            page = await store.list_sessions("lister", first=20)
-            await admin.echo("helix-sentinel")
-            sent = await monitored(monitor, "helix-sentinel")
-        assert len(page.sessions) == 20 and page.next_cursor is not None
-        assert sent == ["EVALSHA", "EVALSHA"]
+        for i in range(25):
+            sid = (await store.create_session(user_id="lister")).id
+            if i % 2:
+                await store.add_pending_approvals(sid, [asked])
+        summaries = store.options.keys.user("lister") + ":sum"
+        pages: list[SessionsPage] = []
+        sent: list[list[str]] = []
+        for drop in (False, True):
+            if drop:
+                assert await admin.hlen(summaries) == 25
+                await admin.hdel(summaries, pages[0].sessions[0].id, pages[0].sessions[5].id)
+            await admin.ping()
+            async with watcher.monitor() as monitor:
+                pages.append(await store.list_sessions("lister", first=20))
+                await admin.echo("helix-sentinel")
+                sent.append(await monitored(monitor, "helix-sentinel"))
+        assert len(pages[0].sessions) == 20 and pages[0].next_cursor is not None
+        assert [s.pending_approvals for s in pages[0].sessions] == [0, 1] * 10  # newest first
+        assert pages[1] == pages[0]
+        assert sent == [["EVALSHA"], ["EVALSHA", "EVALSHA"]]
 
 
 async def test_on_a_cluster_the_listing_takes_one_more_command(

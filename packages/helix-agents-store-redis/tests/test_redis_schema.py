@@ -6,6 +6,7 @@ import re
 from importlib.resources import files
 
 import pytest
+from redis.asyncio import Redis
 
 from helix_agents.core.refusals import REFUSALS
 from helix_agents.store_redis._keys import SESSION_KEYS
@@ -18,6 +19,7 @@ from helix_agents.store_redis._schema import (
     lua_prelude,
 )
 from helix_agents.store_redis._scripts import WRITES, source
+from helix_agents.store_redis._wire import Wire
 
 
 def test_every_write_script_gets_the_keys_and_slots_by_name() -> None:
@@ -78,3 +80,20 @@ def test_every_refusal_code_a_script_sends_is_in_cores_table() -> None:
     # 'sealed' (announce again) and 'pending' (apply the journal before a delete).
     sent -= {"ok", "none", "noop", "already", "replayed", "sealed", "pending"}
     assert sent and sent <= set(REFUSALS), sorted(sent - set(REFUSALS))
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "latin-1"])
+def test_the_fast_path_sends_exactly_what_redis_py_would(encoding: str) -> None:
+    """ASCII text and ints packed in one pass, anything else alone: the same bytes."""
+    client = Redis(encoding=encoding)
+    wire = Wire(client)
+    conn = client.connection_pool.make_connection()  # type: ignore[no-untyped-call]  # redis-py
+    sha = "0" * 40
+    keys = ["helix:{s}:meta", "helix:{s}:rows"]
+    for args in (
+        ["ascii", 7, -3, ""],
+        ["h\u00e9llo", 2.5, b"raw\x00bytes", "mid", 0, "\u00ff"],
+        [],
+    ):
+        expected = b"".join(conn.pack_command("EVALSHA", sha, len(keys), *keys, *args))
+        assert wire.pack(Wire.head(sha), keys, args) == expected

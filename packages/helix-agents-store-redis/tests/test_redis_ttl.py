@@ -128,6 +128,7 @@ async def test_idle_ttl_expires_the_whole_idle_session_and_nothing_else(
         listed = await store.list_sessions("u")
         assert [s.id for s in listed.sessions] == ["busy", "kept"]
         assert await store.client.zscore(index, "idle") is None
+        assert not await store.client.hexists(index + ":sum", "idle")  # and its summary
         # The id is free again, and the new session inherits nothing.
         await store.create_session("idle", user_id="u")
         assert await store.get_message_count("idle") == 0

@@ -19,7 +19,7 @@ from ._client import build_client, describe
 from ._codec import micros, text
 from ._config import StoreOptions, Timeouts, split_store_options
 from ._errors import DRIVER_ERRORS, driver_error
-from ._keys import SESSION_KEYS
+from ._keys import SESSION_KEYS, summaries_of
 from ._open import open_scripts
 from ._schema import COMMON
 from ._scripts import Scripts
@@ -174,13 +174,14 @@ class StoreBase:
         return reply
 
     async def _index(self, name: str, user_key: str, args: list[Any]) -> None:
-        """The cluster's second step on a user's listing index; a failure is logged, not raised.
+        """The cluster's second step on a user's listing index (and its summaries, see
+        ``lua/_index.lua``); a failure is logged, not raised.
 
         The session write already landed; the index catches up on the session's next write.
         """
         _, scripts = self._live()
         try:
-            await scripts.run(name, [user_key], args)
+            await scripts.run(name, [user_key, summaries_of(user_key)], args)
         except DRIVER_ERRORS as exc:
             log.warning(
                 "listing index %s of %s failed after the write landed: %s", name, args[0], exc

@@ -40,7 +40,7 @@ def micros(at: datetime) -> int:
 
 def from_micros(value: Any) -> datetime:
     """The UTC datetime of a microsecond count (as stored or returned by a script)."""
-    return _EPOCH + timedelta(microseconds=int(value))
+    return _EPOCH + timedelta(0, 0, int(value))  # positional: cheaper than microseconds=
 
 
 def text(value: Any) -> Any:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from helix_agents.core import ValidationError
 
-__all__ = ["SESSION_KEYS", "KeySpace"]
+__all__ = ["SESSION_KEYS", "KeySpace", "summaries_of"]
 
 # The KEYS order of every write script; _schema.py names them in Lua (META, ROWS, ...).
 SESSION_KEYS = (
@@ -36,6 +36,11 @@ SESSION_KEYS = (
     "scsp",  # hash: map key -> highest journal sequence naming it (pending)
     "scss",  # hash: map key -> the writers' token a reader sealed (see lua/scs_settle.lua)
 )
+
+
+def summaries_of(user_key: str) -> str:
+    """The hash of listing summaries beside a user's index, in its slot (``lua/_index.lua``)."""
+    return user_key + ":sum"
 
 
 def _tag(value: str) -> str:

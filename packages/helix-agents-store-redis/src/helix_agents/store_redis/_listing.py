@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pydantic
 from redis.asyncio import Redis, RedisCluster
 
 from helix_agents.core import SessionsPage, SessionSummary
@@ -20,10 +21,15 @@ from helix_agents.core.limits import check_listing_first
 from ._base import StoreBase
 from ._codec import from_micros, micros, text
 from ._errors import DRIVER_ERRORS, driver_error
+from ._keys import summaries_of
 
 __all__ = ["ListingMixin"]
 
 _Entry = tuple[str, int]  # (session id, index score)
+# An index entry with its summary from beside the index (standalone; None: read the session).
+_Listed = tuple[str, int, list[str] | None]
+_Fields = dict[str, Any]  # a SessionSummary's fields
+_SUMMARIES = pydantic.TypeAdapter(list[SessionSummary])
 
 
 class ListingMixin(StoreBase):
@@ -44,7 +50,7 @@ class ListingMixin(StoreBase):
         try:
             while len(found) <= first:
                 batch, exhausted = await self._index_batch(ukey, position, first + 1 - len(found))
-                for (sid, score), summary in zip(
+                for (sid, score, _), summary in zip(
                     batch, await self._summaries(batch, user_id), strict=True
                 ):
                     if summary is None:
@@ -53,7 +59,7 @@ class ListingMixin(StoreBase):
                     found.append((summary, score))
                 if exhausted or not batch:
                     break
-                position = batch[-1]
+                position = batch[-1][:2]
         except DRIVER_ERRORS as exc:
             raise driver_error(exc, None, write=False) from exc
         for sid, score in stale:
@@ -75,17 +81,18 @@ class ListingMixin(StoreBase):
 
     async def _index_batch(
         self, ukey: str, position: _Entry | None, need: int
-    ) -> tuple[list[_Entry], bool]:
+    ) -> tuple[list[_Listed], bool]:
         """Up to ``need`` index entries after ``position``; and whether the index ends there."""
         client, scripts = self._live()
         if not self.cluster:
             score = "" if position is None else position[1]
-            ties_flat, rest_flat = await scripts.run("r_index", [ukey], [need, score])
-            replies: list[Any] = [_pairs(ties_flat), _pairs(rest_flat)]
+            keys = [ukey, summaries_of(ukey)]
+            replies = _split_index(await scripts.run("r_index", keys, [need, score]))
         else:
-            replies = await self._index_pipeline(client, ukey, position, need)
-        rest = _entries(replies[-1])
-        ties = [] if position is None else [e for e in _entries(replies[0]) if e[0] > position[0]]
+            pairs = await self._index_pipeline(client, ukey, position, need)
+            replies = [[(text(m), int(s), None) for m, s in pairs_] for pairs_ in pairs]
+        rest = replies[-1]
+        ties = [] if position is None else [e for e in replies[0] if e[0] > position[0]]
         candidates = ties + rest
         return candidates[:need], len(candidates) <= need and len(rest) < need
 
@@ -105,49 +112,66 @@ class ListingMixin(StoreBase):
         replies: list[Any] = await pipe.execute()
         return replies
 
-    async def _summaries(self, batch: list[_Entry], user_id: str) -> list[SessionSummary | None]:
-        """Each session's summary, or ``None`` where it is gone or not the user's."""
-        if not batch:
+    async def _summaries(self, batch: list[_Listed], user_id: str) -> list[SessionSummary | None]:
+        """Each session's summary, or ``None`` where it is gone or not the user's: from
+        beside the index where the index had one, else read from the sessions."""
+        read = iter(await self._read(user_id, [sid for sid, _, known in batch if known is None]))
+        fields = [next(read) if known is None else _fields(sid, *known) for sid, _, known in batch]
+        # One validation for the page: much cheaper than a constructor call per session.
+        built = iter(_SUMMARIES.validate_python([f for f in fields if f is not None]))
+        return [None if f is None else next(built) for f in fields]
+
+    async def _read(self, user_id: str, sids: list[str]) -> list[_Fields | None]:
+        if not sids:
             return []
         client, scripts = self._live()
         keys = self.options.keys
         if not self.cluster:
             # One read script on a standalone server; a cluster's sessions lie in many slots.
-            named = [k for sid, _ in batch for k in (keys.meta(sid), keys.approvals(sid))]
+            named = [k for sid in sids for k in (keys.meta(sid), keys.approvals(sid))]
             reply = text(await scripts.run("r_list", named, [user_id]))
             return [
-                None if row == "-" else _summary(sid, *row.split(","))
-                for (sid, _), row in zip(batch, reply.split(" "), strict=True)
+                None if row == "-" else _fields(sid, *row.split(","))
+                for sid, row in zip(sids, reply.split(" "), strict=True)
             ]
         pipe = client.pipeline(transaction=False)
-        for sid, _ in batch:
+        for sid in sids:
             pipe.hmget(keys.meta(sid), ["created", "la", "count", "user"])
             pipe.hlen(keys.approvals(sid))
         replies = text(await pipe.execute())
-        out: list[SessionSummary | None] = []
-        for i, (sid, _) in enumerate(batch):
+        out: list[_Fields | None] = []
+        for i, sid in enumerate(sids):
             (created, la, count, owner), pending = replies[2 * i], replies[2 * i + 1]
             if created is None or owner != user_id:
                 out.append(None)
                 continue
-            out.append(_summary(sid, created, la, count, pending))
+            out.append(_fields(sid, created, la, count, pending))
         return out
 
 
-def _summary(sid: str, created: Any, la: Any, count: Any, pending: Any) -> SessionSummary:
-    return SessionSummary(
-        id=sid,
-        created_at=from_micros(created),
-        last_activity_at=from_micros(la),
-        message_count=int(count),
-        pending_approvals=int(pending),
-    )
+def _fields(sid: str, created: Any, la: Any, count: Any, pending: Any) -> _Fields:
+    return {
+        "id": sid,
+        "created_at": from_micros(created),
+        "last_activity_at": from_micros(la),
+        "message_count": int(count),
+        "pending_approvals": int(pending),
+    }
 
 
-def _pairs(flat: list[Any]) -> list[tuple[Any, float]]:
-    """A script's flat ``ZRANGE … WITHSCORES`` reply as (member, score) pairs."""
-    return [(flat[i], float(flat[i + 1])) for i in range(0, len(flat), 2)]
-
-
-def _entries(reply: list[Any]) -> list[_Entry]:
-    return [(text(member), int(score)) for member, score in reply]
+def _split_index(reply: Any) -> list[list[_Listed]]:
+    """``r_index``'s NUL-joined string as its ties and the rest; a summary counts only
+    while its session lives and it is as new as the index entry (same activity time)."""
+    fields = text(reply).split("\0")
+    now = int(fields[1])
+    listed: list[_Listed] = []
+    for i in range(2, len(fields), 3):
+        score = int(float(fields[i + 1]))
+        summary = fields[i + 2].split(",") if fields[i + 2] else None
+        if summary is not None:
+            deadline = int(summary[0])
+            if (deadline and deadline <= now) or int(summary[2]) != -score:
+                summary = None
+        listed.append((fields[i], score, None if summary is None else summary[1:]))
+    ties = int(fields[0])
+    return [listed[:ties], listed[ties:]]

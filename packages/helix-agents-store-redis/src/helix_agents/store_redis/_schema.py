@@ -56,12 +56,17 @@ class Args:
 
     def pack(self, **values: Any) -> list[Any]:
         """The slots' values in ARGV order; flags become 1 or 0. Every slot must be given."""
-        if values.keys() != {name for name, _ in self.slots}:
+        try:
+            packed = [
+                (1 if values[name] else 0) if kind == "flag" else values[name]
+                for name, kind in self.slots
+            ]
+        except KeyError:
+            packed = []
+        # Every slot given and no other (cheaper than comparing the names as sets).
+        if len(packed) != len(values) or len(values) != len(self.slots):
             raise TypeError(f"ARGV slots {[n for n, _ in self.slots]}, got {sorted(values)}")
-        return [
-            (1 if values[name] else 0) if kind == "flag" else values[name]
-            for name, kind in self.slots
-        ]
+        return packed
 
 
 # ARGV[1..4] of every session write: session id, the store's clock in

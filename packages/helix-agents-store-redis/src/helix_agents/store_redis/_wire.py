@@ -61,14 +61,29 @@ class Wire:
 
     def pack(self, head: bytes, keys: list[str], args: list[Any]) -> bytes:
         """The whole command: ``EVALSHA sha numkeys *keys *args`` in RESP."""
-        parts = [self._encode(v) for v in (len(keys), *keys, *args)]
-        return b"".join(
-            [
-                b"*%d\r\n" % (len(parts) + 2),
-                head,
-                *[b"$%d\r\n%s\r\n" % (len(p), p) for p in parts],
-            ]
-        )
+        values = [len(keys), *keys, *args]
+        return b"*%d\r\n%s%s" % (len(values) + 2, head, self._bulk(values))
+
+    def _bulk(self, values: list[Any]) -> bytes:
+        """``values`` as RESP bulk strings. Ints and ASCII text (keys, numbers, most rows)
+        are formatted as one str and encoded once; anything else is encoded alone."""
+        out: list[bytes] = []
+        run: list[str] = []
+        for value in values:
+            kind = type(value)
+            if kind is int:
+                text = str(value)
+            elif kind is str and self._utf8 and value.isascii():
+                text = value
+            else:
+                encoded = self._encode(value)
+                run.append(f"${len(encoded)}\r\n")
+                out += ("".join(run).encode(), encoded, b"\r\n")
+                run = []
+                continue
+            run.append(f"${len(text)}\r\n{text}\r\n")
+        out.append("".join(run).encode())
+        return b"".join(out)
 
     async def call(self, packed: bytes) -> Any:
         """Send ``packed`` and read its reply (an error reply raises its ResponseError).

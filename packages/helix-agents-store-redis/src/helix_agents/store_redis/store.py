@@ -102,7 +102,7 @@ class RedisStateStore(
         merged = merge_deltas(session_id, commit.scoped_state)
         own = flat_pairs(merged.get(("session", session_id), {}))
         shared = self._shared_changes(merged)
-        tokens = await self._announce(session_id, shared)
+        tokens = await self._announce(session_id, shared) if shared else {}
         for _ in range(_SEALED_RETRIES):
             args = [
                 *self._common(session_id),
@@ -131,7 +131,8 @@ class RedisStateStore(
                 raise session_not_found(session_id)
             raise_commit_refusal(session_id, commit, reply)
         done = joined_reply(COMMIT_REPLY, reply)
-        await self._relist(session_id, int(done["last_activity"]), done["user_key"])
+        if self.cluster:  # standalone: the script moved the listing entry itself
+            await self._relist(session_id, int(done["last_activity"]), done["user_key"])
         if shared:
             await self._settle(session_id, tokens)
         return CommitResult(

@@ -35,6 +35,7 @@ local function next_activity(known)
 end
 
 -- Every key of the session gets the same deadline (or none), so it expires whole.
+-- Returns the deadline (ms, as a string), or '0' for none.
 local function expire_session()
   if TTL > 0 then
     local t = redis.call('TIME')
@@ -42,22 +43,44 @@ local function expire_session()
     for i = 1, #KEYS do
       redis.call('PEXPIREAT', KEYS[i], deadline)
     end
+    return deadline
   elseif redis.call('PTTL', META) ~= -1 then
     -- All keys share one deadline or none, so the meta key speaks for them all.
     for i = 1, #KEYS do
       redis.call('PERSIST', KEYS[i])
     end
   end
+  return '0'
 end
 
--- The end of every landed write: activity time, TTL, and the listing entry
--- (`known_ukey`: the session's index key, when the caller has already read it).
-local function landed(la, mode, known_ukey)
-  redis.call('HSET', META, 'la', int(la))
-  expire_session()
+-- The session's entry in its user's summaries (lua/_index.lua), as it is now
+-- (`created`, `count`: the session's, when the caller knows them).
+local function summary_set(ukey, la, deadline, created, count)
+  local skey = summary_key(ukey)
+  local fresh = TTL > 0 and redis.call('EXISTS', skey) == 0
+  if not created then
+    local m = redis.call('HMGET', META, 'created', 'count')
+    created, count = m[1], m[2]
+  end
+  local summary = {deadline, created, int(la), count, redis.call('HLEN', APPR)}
+  redis.call('HSET', skey, SID, table.concat(summary, ','))
+  keep_alive(skey, TTL, fresh)
+end
+
+-- The end of every landed write: activity time, TTL, and the listing entry and
+-- summary (`known_ukey`: the session's index key, when the caller has already read it;
+-- `fields`: more meta field / value pairs to set in the same HSET; `created`, `count`:
+-- the session's, when the caller knows them).
+local function landed(la, mode, known_ukey, fields, created, count)
+  local set = fields or {}
+  set[#set + 1] = 'la'
+  set[#set + 1] = int(la)
+  redis.call('HSET', META, unpack(set))
+  local deadline = expire_session()
   local ukey = known_ukey or redis.call('HGET', META, 'ukey')
   if ukey and INLINE then
     index_set(ukey, SID, -la, mode, TTL)
+    summary_set(ukey, la, deadline, created, count)
   end
   return {'ok', la, ukey or ''}
 end

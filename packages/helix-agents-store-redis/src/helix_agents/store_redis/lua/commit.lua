@@ -25,10 +25,11 @@ local function reply(fields)
 end
 
 -- 1. the session exists; a commit id that already landed replays.
-if redis.call('EXISTS', META) == 0 then
+-- (Every session has a count: no count, no session.)
+local m = redis.call('HMGET', META, 'count', 'first', 'ui', 'la', 'ukey', 'created')
+if not m[1] then
   return {'session_not_found'}
 end
-local m = redis.call('HMGET', META, 'count', 'first', 'ui', 'la', 'ukey')
 local count, first, ui = tonumber(m[1]), tonumber(m[2]), tonumber(m[3])
 if has_cid then
   local landed_as = redis.call('HGET', CMT, cid)
@@ -173,7 +174,7 @@ if max_messages > 0 then
     first = count - max_messages
   end
 end
-redis.call('HSET', META, 'count', count, 'first', first, 'ui', ui)
-local done = landed(next_activity(m[4]), 'LT', m[5])
+local done = landed(next_activity(m[4]), 'LT', m[5], {'count', count, 'first', first, 'ui', ui},
+  m[6], count)
 return reply({first_index = int(base), message_count = int(count), replayed = 0,
   last_activity = int(done[2]), user_key = done[3]})

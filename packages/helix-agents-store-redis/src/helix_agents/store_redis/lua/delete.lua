@@ -9,6 +9,6 @@ end
 local m = redis.call('HMGET', META, 'la', 'ukey')
 redis.call('DEL', unpack(KEYS))
 if m[2] and INLINE then
-  index_drop(m[2], SID, -tonumber(m[1]))
+  index_drop(m[2], summary_key(m[2]), SID, -tonumber(m[1]))
 end
 return {'ok', tonumber(m[1]), m[2] or ''}
