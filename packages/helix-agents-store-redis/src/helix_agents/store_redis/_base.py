@@ -142,22 +142,6 @@ class StoreBase:
             SID=session_id, NOW=self._now(), TTL=self.options.idle_ttl_ms, INLINE=not self.cluster
         )
 
-    async def _call(
-        self,
-        name: str,
-        session_id: str,
-        args: list[Any],
-        *,
-        write: bool,
-        keys: tuple[str, ...] = SESSION_KEYS,
-    ) -> Any:
-        """Run script ``name`` on the session's ``keys``; its reply as the client decoded it."""
-        _, scripts = self._live()
-        try:
-            return await scripts.run(name, self.options.keys.session(session_id, keys), args)
-        except DRIVER_ERRORS as exc:
-            raise driver_error(exc, session_id, write=write) from exc
-
     async def _run(
         self,
         name: str,
@@ -166,9 +150,18 @@ class StoreBase:
         *,
         write: bool,
         keys: tuple[str, ...] = SESSION_KEYS,
+        raw: bool = False,
     ) -> Any:
-        """Run a script that replies with an array; a missing session raises here."""
-        reply = text(await self._call(name, session_id, args, write=write, keys=keys))
+        """Run script ``name`` on the session's ``keys``. Its array reply, decoded, where a
+        missing session raises here; with ``raw``, the reply as the client decoded it."""
+        _, scripts = self._live()
+        try:
+            reply = await scripts.run(name, self.options.keys.session(session_id, keys), args)
+        except DRIVER_ERRORS as exc:
+            raise driver_error(exc, session_id, write=write) from exc
+        if raw:
+            return reply
+        reply = text(reply)
         if reply[0] == "session_not_found":
             raise session_not_found(session_id)
         return reply

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import pydantic
@@ -25,6 +25,7 @@ __all__ = ["RecordsMixin", "fence_args"]
 
 _M = TypeVar("_M", bound=pydantic.BaseModel)
 _T = TypeVar("_T")
+_Q = TypeVar("_Q", StoredContextItem, LateAnswer)
 # The keys each read script is given.
 _CTX = ("meta", "ctx", "ctxd")
 _LATE = ("meta", "late", "lated")
@@ -40,15 +41,18 @@ def fence_args(fence_run_id: str | None) -> list[str]:
 class RecordsMixin(StoreBase):
     """Insert-once records hung on a session: queues, approvals, checkpoints."""
 
-    async def _coerce(
-        self, model: type[_M], value: Any, session_id: str, fence_run_id: str | None
-    ) -> _M:
-        def check() -> _M:
-            checked = coerce(model, value, session_id)
+    async def _fenced(
+        self, session_id: str, fence_run_id: str | None, check: Callable[[], _T]
+    ) -> _T:
+        """``check()``, then the fence's id, after the session id (as ``_checked``)."""
+        check_id(session_id, "session_id")
+
+        def both() -> _T:
+            checked = check()
             check_id(fence_run_id, "fence_run_id", session_id=session_id, optional=True)
             return checked
 
-        return await self._checked(session_id, check)
+        return await self._checked(session_id, both)
 
     async def _insert(
         self,
@@ -73,39 +77,44 @@ class RecordsMixin(StoreBase):
         await self._after(session_id, reply)
         return RecordResult(recorded=True)
 
+    async def _queued(self, model: type[_M], session_id: str, keys: tuple[str, ...]) -> list[_M]:
+        """The undelivered records of a queue (``lua/r_queue.lua``), in core's order."""
+        check_id(session_id, "session_id")
+        reply = await self._run("r_queue", session_id, [], write=False, keys=keys)
+        return undelivered_in_order((load_record(model, raw), None) for raw in reply[1])
+
+    async def _enqueue(
+        self, model: type[_Q], value: _Q, session_id: str, fence_run_id: str | None
+    ) -> RecordResult:
+        """Queue a context item or a late answer, once per its key (``lua/record.lua``)."""
+        record = await self._fenced(
+            session_id, fence_run_id, lambda: coerce(model, value, session_id)
+        )
+        if isinstance(record, StoredContextItem):
+            args = ["ctx", record.key, dump_record(record)]
+        else:
+            args = ["late", record.call_id, dump_record(record)]
+        return await self._insert("record", session_id, fence_run_id, args)
+
     async def record_context_item(
         self, session_id: str, record: StoredContextItem, *, fence_run_id: str | None = None
     ) -> RecordResult:
         """Queue a context item, once per key."""
-        check_id(session_id, "session_id")
-        record = await self._coerce(StoredContextItem, record, session_id, fence_run_id)
-        return await self._insert(
-            "record", session_id, fence_run_id, ["ctx", record.key, dump_record(record)]
-        )
+        return await self._enqueue(StoredContextItem, record, session_id, fence_run_id)
 
     async def list_undelivered_context_items(self, session_id: str) -> list[StoredContextItem]:
         """Queued items, by ``at`` then key."""
-        check_id(session_id, "session_id")
-        reply = await self._run("r_queue", session_id, [], write=False, keys=_CTX)
-        records = [load_record(StoredContextItem, raw) for raw in reply[1]]
-        return undelivered_in_order((record, None) for record in records)
+        return await self._queued(StoredContextItem, session_id, _CTX)
 
     async def record_late_answer(
         self, session_id: str, answer: LateAnswer, *, fence_run_id: str | None = None
     ) -> RecordResult:
         """Queue a late answer, once per call id."""
-        check_id(session_id, "session_id")
-        answer = await self._coerce(LateAnswer, answer, session_id, fence_run_id)
-        return await self._insert(
-            "record", session_id, fence_run_id, ["late", answer.call_id, dump_record(answer)]
-        )
+        return await self._enqueue(LateAnswer, answer, session_id, fence_run_id)
 
     async def list_undelivered_late_answers(self, session_id: str) -> list[LateAnswer]:
         """Queued late answers, by ``at`` then call id."""
-        check_id(session_id, "session_id")
-        reply = await self._run("r_queue", session_id, [], write=False, keys=_LATE)
-        answers = [load_record(LateAnswer, raw) for raw in reply[1]]
-        return undelivered_in_order((answer, None) for answer in answers)
+        return await self._queued(LateAnswer, session_id, _LATE)
 
     async def add_pending_approvals(
         self,
@@ -115,13 +124,10 @@ class RecordsMixin(StoreBase):
         fence_run_id: str | None = None,
     ) -> None:
         """Add approvals, once per ``approval_id``; a resolved id is not added again."""
-        check_id(session_id, "session_id")
-        checked = await self._checked(
-            session_id, lambda: coerce_all(PendingApproval, approvals, session_id, "approvals")
-        )
-        await self._checked(
+        checked = await self._fenced(
             session_id,
-            lambda: check_id(fence_run_id, "fence_run_id", session_id=session_id, optional=True),
+            fence_run_id,
+            lambda: coerce_all(PendingApproval, approvals, session_id, "approvals"),
         )
         pairs = [v for a in checked for v in (a.approval_id, dump_record(a))]
         await self._insert("approve", session_id, fence_run_id, pairs)
@@ -153,8 +159,9 @@ class RecordsMixin(StoreBase):
         self, session_id: str, checkpoint: Checkpoint, *, fence_run_id: str | None = None
     ) -> RecordResult:
         """Save a checkpoint, once per id; ``message_count`` at most the session's count."""
-        check_id(session_id, "session_id")
-        cp = await self._coerce(Checkpoint, checkpoint, session_id, fence_run_id)
+        cp = await self._fenced(
+            session_id, fence_run_id, lambda: coerce(Checkpoint, checkpoint, session_id)
+        )
         return await self._insert(
             "checkpoint",
             session_id,

@@ -116,7 +116,7 @@ class RedisStateStore(
                 *(v for pair in tokens.items() for v in pair),
                 journal_entry(shared),
             ]
-            reply = text(await self._call("commit", session_id, args, write=True))
+            reply = text(await self._run("commit", session_id, args, write=True, raw=True))
             if not (isinstance(reply, list) and reply[0] == "sealed"):
                 break
             tokens = await self._announce(session_id, shared)
@@ -145,15 +145,11 @@ class RedisStateStore(
         """Rows oldest first; ``limit`` keeps the last N."""
         check_id(session_id, "session_id")
         if limit is not None:
-            try:
-                check_tail_limit(session_id, limit)
-            except ValidationError:
-                await self._require(session_id)
-                raise
+            await self._checked(session_id, lambda: check_tail_limit(session_id, limit))
         # A Redis list holds fewer than 2^32 rows, and the script's numbers are doubles that
         # LRANGE refuses past 2^53: a larger limit asks for every row.
         tail = -1 if limit is None or limit >= 2**32 else limit
-        reply = await self._call("r_tail", session_id, [tail], write=False, keys=_ROWS)
+        reply = await self._run("r_tail", session_id, [tail], write=False, keys=_ROWS, raw=True)
         if reply is None:
             raise session_not_found(session_id)
         return unpack_rows(reply)
@@ -187,17 +183,16 @@ class RedisStateStore(
     ) -> MessagePage:
         """A page of rows in ``order``; ``next_cursor`` is ``None`` at the end."""
         check_id(session_id, "session_id")
-        try:
-            start = check_page_args(session_id, limit, cursor, order)
-        except ValidationError:
-            await self._require(session_id)
-            raise
-        reply = await self._call(
+        start = await self._checked(
+            session_id, lambda: check_page_args(session_id, limit, cursor, order)
+        )
+        reply = await self._run(
             "r_page",
             session_id,
             [order, -1 if start is None else start, limit],
             write=False,
             keys=_ROWS,
+            raw=True,
         )
         if reply is None:
             raise session_not_found(session_id)
@@ -208,11 +203,10 @@ class RedisStateStore(
     ) -> None:
         """Drop rows at index >= ``keep``, re-opening the items they delivered."""
         check_id(session_id, "session_id")
-        try:
-            check_id(fence_run_id, "fence_run_id", session_id=session_id, optional=True)
-        except ValidationError:
-            await self._require(session_id)
-            raise
+        await self._checked(
+            session_id,
+            lambda: check_id(fence_run_id, "fence_run_id", session_id=session_id, optional=True),
+        )
         if isinstance(keep, bool) or not isinstance(keep, int):
             await self._require(session_id)
             check_keep(session_id, keep, 0)
@@ -240,12 +234,12 @@ class RedisStateStore(
     async def finish_run(self, session_id: str, run_id: str, status: RunStatus) -> None:
         """End the current live run with ``status``."""
         check_id(session_id, "session_id")
-        try:
+
+        def check() -> None:
             check_id(run_id, "run_id", session_id=session_id)
             check_finish_status(session_id, status)
-        except ValidationError:
-            await self._require(session_id)
-            raise
+
+        await self._checked(session_id, check)
         reply = await self._run(
             "finish", session_id, [*self._common(session_id), run_id, status], write=True
         )

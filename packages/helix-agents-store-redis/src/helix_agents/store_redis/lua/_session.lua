@@ -24,6 +24,17 @@ local function fence_ok(run_id)
   return run[1] == run_id and run[2] == 'live'
 end
 
+-- The start of a fenced write: the session must exist and, when `fenced`, `run_id`
+-- must be its live run. Returns the reply of the refusal, or nil to go on.
+local function refused(fenced, run_id)
+  if redis.call('EXISTS', META) == 0 then
+    return {'session_not_found'}
+  end
+  if fenced and not fence_ok(run_id) then
+    return refuse('superseded')
+  end
+end
+
 -- The activity time of a landed write: now, but strictly after the last one
 -- (`known`: the stored time, when the caller has already read it).
 local function next_activity(known)

@@ -1,12 +1,8 @@
 -- pop_messages. Named ARGV slots: POP of _schema.py (want, fenced, fence). Removes the newest rows retention kept (core.pop_keep) and what
 -- hung on them, as a truncate does. Landed: {'ok', activity, user index key,
 -- the removed rows joined by newlines}; nothing to remove: {'none'}, no write.
-if redis.call('EXISTS', META) == 0 then
-  return {'session_not_found'}
-end
-if fenced and not fence_ok(fence) then
-  return refuse('superseded')
-end
+local refusal = refused(fenced, fence)
+if refusal then return refusal end
 local m = redis.call('HMGET', META, 'count', 'first', 'ui', 'la', 'ukey')
 local count, first = tonumber(m[1]), tonumber(m[2])
 local keep = count - math.min(want, count - first)

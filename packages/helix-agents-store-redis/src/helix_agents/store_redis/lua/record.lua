@@ -1,11 +1,7 @@
 -- record_context_item / record_late_answer, insert-once by key.
 -- ARGV[5..]: has fence, fence run id, 'ctx' or 'late', key, record JSON.
-if redis.call('EXISTS', META) == 0 then
-  return {'session_not_found'}
-end
-if ARGV[5] == '1' and not fence_ok(ARGV[6]) then
-  return refuse('superseded')
-end
+local refusal = refused(ARGV[5] == '1', ARGV[6])
+if refusal then return refusal end
 local hash = CTX
 if ARGV[7] == 'late' then
   hash = LATE

@@ -2,12 +2,8 @@
 -- ('c' or 'm' + JSON) from ARGV[REST] on. The client checked keep (0..expected)
 -- and the rows; here, in order: the session, the fence, the expected count,
 -- retention. Then the cut (as a truncate) and the rows at index keep.
-if redis.call('EXISTS', META) == 0 then
-  return {'session_not_found'}
-end
-if fenced and not fence_ok(fence) then
-  return refuse('superseded')
-end
+local refusal = refused(fenced, fence)
+if refusal then return refusal end
 local m = redis.call('HMGET', META, 'count', 'first', 'ui', 'la', 'ukey')
 local count, first = tonumber(m[1]), tonumber(m[2])
 if expect ~= count then
