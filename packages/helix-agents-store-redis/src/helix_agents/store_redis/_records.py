@@ -84,7 +84,7 @@ class RecordsMixin(StoreBase):
         return undelivered_in_order((load_record(model, raw), None) for raw in reply[1])
 
     async def _enqueue(
-        self, model: type[_Q], value: _Q, session_id: str, fence_run_id: str | None
+        self, model: type[_Q], value: Any, session_id: str, fence_run_id: str | None
     ) -> RecordResult:
         """Queue a context item or a late answer, once per its key (``lua/record.lua``)."""
         record = await self._fenced(
