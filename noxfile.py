@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import nox
 
@@ -48,34 +49,41 @@ def contract(session: nox.Session) -> None:
     )
 
 
-@nox.session
-def langgraph(session: nox.Session) -> None:
-    """The LangGraph saver: LangGraph's conformance suite and the example, on every backend."""
-    uv_run(session, "pytest", "packages/helix-agents-langgraph", *session.posargs)
+# One pytest run of one folder each: session name -> (folder, what it checks).
+SUITES = {
+    "langgraph": (
+        "packages/helix-agents-langgraph",
+        "The LangGraph saver: LangGraph's conformance suite and the example, on every backend.",
+    ),
+    "cli": (
+        "packages/helix-agents-cli",
+        "The installed helix-store command, in subprocesses, on SQLite, Postgres and Redis.",
+    ),
+    "openai_agents": (
+        "packages/helix-agents-openai-agents",
+        "The OpenAI Agents SDK adapter on every backend, with the SDK's own session tests.",
+    ),
+    "repo": (
+        "repo_tests",
+        "The repository's own tests: the docs site, its code blocks, the release builds.",
+    ),
+    "adk": (
+        "packages/helix-agents-adk",
+        "The Google ADK session service: ADK's contract restated, on ADK's own and on ours.",
+    ),
+}
 
 
-@nox.session
-def cli(session: nox.Session) -> None:
-    """The installed helix-store command, in subprocesses, on SQLite, Postgres and Redis."""
-    uv_run(session, "pytest", "packages/helix-agents-cli", *session.posargs)
+def _suite(folder: str, doc: str) -> Callable[[nox.Session], None]:
+    def run(session: nox.Session) -> None:
+        uv_run(session, "pytest", folder, *session.posargs)
+
+    run.__doc__ = doc
+    return run
 
 
-@nox.session
-def openai_agents(session: nox.Session) -> None:
-    """The OpenAI Agents SDK adapter on every backend, with the SDK's own session tests."""
-    uv_run(session, "pytest", "packages/helix-agents-openai-agents", *session.posargs)
-
-
-@nox.session
-def repo(session: nox.Session) -> None:
-    """The repository's own tests: the docs site, its code blocks, the release builds."""
-    uv_run(session, "pytest", "repo_tests", *session.posargs)
-
-
-@nox.session
-def adk(session: nox.Session) -> None:
-    """The Google ADK session service: ADK's contract restated, on ADK's own and on ours."""
-    uv_run(session, "pytest", "packages/helix-agents-adk", *session.posargs)
+for _name, (_folder, _doc) in SUITES.items():
+    nox.session(_suite(_folder, _doc), name=_name)
 
 
 @nox.session

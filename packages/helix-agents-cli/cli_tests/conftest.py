@@ -59,10 +59,9 @@ def helix() -> Helix:
     return run_helix
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    """The stores run on asyncio."""
-    return "asyncio"
+def with_option(url: str, name: str, value: str) -> str:
+    """``url`` with the query option ``name=value`` added."""
+    return f"{url}{'&' if '?' in url else '?'}{name}={value}"
 
 
 @pytest.fixture
@@ -81,8 +80,7 @@ def pg_server(helix_postgres_url: str) -> str:
 def pg_url(pg_server: str) -> Iterator[str]:
     """A store URL on a fresh schema (not migrated), dropped after the test."""
     schema = f"helix_cli_{uuid.uuid4().hex[:12]}"
-    joiner = "&" if "?" in pg_server else "?"
-    yield f"{pg_server}{joiner}schema={schema}"
+    yield with_option(pg_server, "schema", schema)
     with psycopg.connect(pg_server, autocommit=True) as conn:
         conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
 
@@ -97,8 +95,7 @@ def redis_server(helix_redis_url: str) -> str:
 def redis_url(redis_server: str) -> Iterator[str]:
     """A store URL under a key prefix no other test uses; its keys are deleted after."""
     prefix = f"helix-cli-{uuid.uuid4().hex[:12]}"
-    joiner = "&" if "?" in redis_server else "?"
-    yield f"{redis_server}{joiner}key_prefix={prefix}"
+    yield with_option(redis_server, "key_prefix", prefix)
     with redis.Redis.from_url(redis_server) as client:
         for key in client.scan_iter(match=f"{prefix}*"):
             client.delete(key)

@@ -28,11 +28,6 @@ CATALOG = ToolCatalog(
 )
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def test_CS_16_offload_then_read_back() -> None:
     async with MemoryStateStore() as store:
         sid = (await store.create_session()).id

@@ -44,11 +44,6 @@ def test_uninstalled_backend_names_its_distribution(monkeypatch: pytest.MonkeyPa
         open_store("redis+cluster://127.0.0.1:7000")
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 pytestmark = pytest.mark.anyio
 
 

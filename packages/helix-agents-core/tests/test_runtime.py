@@ -23,11 +23,6 @@ pytestmark = pytest.mark.anyio
 AT = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def test_lowering_turns_context_rows_into_user_turns() -> None:
     ctx = ContextMessage(kind="memory", content="likes tea", memory_ids=["m1"], source="mem")
     rows = lower_context_rows([ChatMessage(role="user", content="hi"), ctx])

@@ -49,11 +49,6 @@ pytestmark = pytest.mark.anyio
 SECRET = "zebra-quartz-content"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @dataclass
 class Otel:
     """An SDK tracer and meter provider whose spans and metrics the test can read."""

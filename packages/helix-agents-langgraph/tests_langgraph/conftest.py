@@ -10,8 +10,8 @@ its own, dropped afterwards.
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,45 +40,23 @@ class Backend:
     namespace: str | None = None
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    """The stores run on asyncio."""
-    return "asyncio"
-
-
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     """One backend, on data of this test's own."""
     name: str = request.param
     if name == "memory":
         data = MemoryData()
-
-        @asynccontextmanager
-        async def memory() -> AsyncIterator[SessionStateStore]:
-            async with MemoryStateStore(data) as store:
-                yield store
-
-        yield Backend(name, memory, f"memory://lg-{uuid.uuid4().hex[:12]}")
+        yield Backend(name, lambda: MemoryStateStore(data), f"memory://lg-{uuid.uuid4().hex[:12]}")
     elif name == "sqlite":
         path = tmp_path / "threads.db"
-
-        @asynccontextmanager
-        async def sqlite() -> AsyncIterator[SessionStateStore]:
-            async with SQLiteStateStore(path) as store:
-                yield store
-
-        yield Backend(name, sqlite, f"sqlite:///{path}")
+        yield Backend(name, lambda: SQLiteStateStore(path), f"sqlite:///{path}")
     elif name == "postgres":
         pg_url: str = request.getfixturevalue("helix_postgres_url")
         schema = f"helix_lg_{uuid.uuid4().hex[:12]}"
+        small = PoolSettings(min_size=1, max_size=4, timeout=10.0)
 
-        @asynccontextmanager
-        async def postgres() -> AsyncIterator[SessionStateStore]:
-            small = PoolSettings(min_size=1, max_size=4, timeout=10.0)
-            async with PostgresStateStore(
-                pg_url, schema=schema, auto_migrate=True, pool_settings=small
-            ) as store:
-                yield store
+        def postgres() -> PostgresStateStore:
+            return PostgresStateStore(pg_url, schema=schema, auto_migrate=True, pool_settings=small)
 
         joiner = "&" if "?" in pg_url else "?"
         yield Backend(name, postgres, f"{pg_url}{joiner}auto_migrate=true", schema)
@@ -88,12 +66,8 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
         redis_url: str = request.getfixturevalue("helix_redis_url")
         namespace = f"t{uuid.uuid4().hex[:12]}"
 
-        @asynccontextmanager
-        async def redis_store() -> AsyncIterator[SessionStateStore]:
-            async with RedisStateStore(
-                redis_url, key_prefix=REDIS_PREFIX, namespace=namespace
-            ) as store:
-                yield store
+        def redis_store() -> RedisStateStore:
+            return RedisStateStore(redis_url, key_prefix=REDIS_PREFIX, namespace=namespace)
 
         joiner = "&" if "?" in redis_url else "?"
         yield Backend(name, redis_store, f"{redis_url}{joiner}key_prefix={REDIS_PREFIX}", namespace)

@@ -14,11 +14,6 @@ from helix_agents.store_redis import RedisStateStore
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def _checkpoint(checkpoint_id: str) -> Checkpoint:
     return Checkpoint(
         checkpoint_id=checkpoint_id,

@@ -27,11 +27,6 @@ pytestmark = pytest.mark.anyio
 SECRET = "s3cr3t-pw"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def open_fails(url: str, **options: Any) -> tuple[StateStoreError, float]:
     """The error of opening a store on ``url``, and how long it took to come."""
     store = open_store(url, **options)

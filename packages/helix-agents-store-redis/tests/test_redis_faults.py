@@ -31,11 +31,6 @@ COMMIT_SHA = hashlib.sha1(source("commit").encode()).hexdigest()
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 async def admin(private_redis_url: str) -> AsyncIterator[aredis.Redis]:
     """A separate connection to the fault server, for CLIENT and SCRIPT commands."""
     client = aredis.Redis.from_url(private_redis_url, decode_responses=True)

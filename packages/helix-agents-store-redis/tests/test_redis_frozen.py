@@ -21,11 +21,6 @@ TIMEOUT = 0.5
 SLACK = 1.0
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def row(text: str) -> ChatMessage:
     return ChatMessage(role="user", content=text)
 

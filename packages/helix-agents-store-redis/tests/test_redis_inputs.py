@@ -22,11 +22,6 @@ T0 = datetime(2026, 1, 1, tzinfo=UTC)
 Factory = Callable[..., RedisStateStore]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def _nested(depth: int) -> Any:
     value: Any = 1
     for _ in range(depth):

@@ -18,11 +18,6 @@ SECRET = "s3cr3t-pw"
 PLAIN = "redis://127.0.0.1:6379/0"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 BAD: list[tuple[str, dict[str, Any], str]] = [
     ("redis://127.0.0.1:6379/abc", {}, "'/abc'"),  # redis-py would use db 0
     (f"redis://:{SECRET}@127.0.0.1:6379/abc", {}, "database"),

@@ -29,11 +29,6 @@ pytestmark = pytest.mark.anyio
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class CountingConnection(aredis.Connection):
     """A real connection that records every write it makes to the socket."""
 

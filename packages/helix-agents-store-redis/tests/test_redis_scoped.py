@@ -18,11 +18,6 @@ from helix_agents.store_redis import RedisStateStore
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(params=["standalone", "cluster"])
 def factory(
     request: pytest.FixtureRequest,

@@ -20,11 +20,6 @@ from helix_agents.store_redis import RedisStateStore
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def one_row(text: str = "hi") -> MessageCommit:
     return MessageCommit(messages=(ChatMessage(role="user", content=text),))
 

@@ -31,11 +31,6 @@ pytestmark = pytest.mark.anyio
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def fill_every_key(store: RedisStateStore, sid: str, user_id: str) -> None:
     """A session with something in each of its keys."""
     await store.create_session(sid, user_id=user_id)

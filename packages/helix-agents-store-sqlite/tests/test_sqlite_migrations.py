@@ -15,11 +15,6 @@ from helix_agents.store_sqlite._migrations import Migration, shipped_migrations
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def recorded(db: Path) -> list[tuple[int, str, str]]:
     with closing(sqlite3.connect(db)) as conn:
         rows = conn.execute(

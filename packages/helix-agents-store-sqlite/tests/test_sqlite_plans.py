@@ -32,11 +32,6 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 async def long_session(tmp_path: Path) -> AsyncIterator[tuple[SQLiteStateStore, str]]:
     async with SQLiteStateStore(tmp_path / "long.db", max_messages=4000) as store:
         sid = (await store.create_session(user_id="u")).id

@@ -18,11 +18,6 @@ from helix_agents.store_sqlite import SQLiteStateStore
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def test_limit_is_checked_after_the_session_exists(tmp_path: Path) -> None:
     async with SQLiteStateStore(tmp_path / "r.db") as store:
         for bad in (-1, 2**62 + 1, True, "3"):

@@ -20,11 +20,6 @@ from helix_agents.store_sqlite import (
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def test_database_file_is_the_file_the_store_opens() -> None:
     assert database_file("sqlite:///agent.db") == "agent.db"
     assert database_file("sqlite:////srv/a/agent.db?busy_timeout=2") == "/srv/a/agent.db"

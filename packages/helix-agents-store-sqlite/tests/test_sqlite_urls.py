@@ -19,11 +19,6 @@ from helix_agents.store_sqlite import SQLiteStateStore, open_url
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def test_relative_url_is_relative_to_the_working_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

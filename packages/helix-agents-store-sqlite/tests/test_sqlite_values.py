@@ -23,11 +23,6 @@ pytestmark = pytest.mark.anyio
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def test_nul_characters_round_trip_in_text_and_are_refused_in_ids(tmp_path: Path) -> None:
     async with SQLiteStateStore(tmp_path / "v.db") as store:
         with pytest.raises(ValidationError, match="NUL"):
