@@ -193,18 +193,14 @@ class ReplaceCheckedThenWritten(Wrapper):
     """Checks the expected count, then cuts and appends in later calls."""
 
     async def replace_messages(
-        self,
-        session_id: str,
-        keep: int,
-        messages: Sequence[Message],
-        *,
-        expect_message_count: int,
-        fence_run_id: str | None = None,
+        self, session_id: str, keep: int, messages: Sequence[Message], **options: Any
     ) -> CommitResult:
-        if await self.inner.get_message_count(session_id) != expect_message_count:
+        # ``options``: the protocol's keywords, ``expect_message_count`` and ``fence_run_id``.
+        if await self.inner.get_message_count(session_id) != options["expect_message_count"]:
             raise MessageCountConflictError("stale", session_id=session_id)
         await asyncio.sleep(0)
-        await self.inner.truncate_messages(session_id, keep, fence_run_id=fence_run_id)
+        fence = options.get("fence_run_id")
+        await self.inner.truncate_messages(session_id, keep, fence_run_id=fence)
         return await self.inner.append_messages(session_id, MessageCommit(messages=tuple(messages)))
 
 

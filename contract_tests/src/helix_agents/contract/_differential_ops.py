@@ -13,24 +13,26 @@ from hypothesis import strategies as st
 
 from helix_agents.core import (
     ChatMessage,
-    Checkpoint,
-    ContextItem,
-    ContextItemDelivery,
-    ContextMessage,
-    LateAnswer,
-    LateAnswerDelivery,
     Message,
     MessageCommit,
     PageOrder,
     PendingApproval,
     ScopedStateDelta,
     SessionStateStore,
-    StartRun,
-    StoredContextItem,
 )
 from helix_agents.core.context import Compaction, ContextStore
 
-from ._helpers import T0
+from ._helpers import (
+    T0,
+    item,
+    item_deliveries,
+    late_deliveries,
+    notice,
+    user,
+)
+from ._helpers import checkpoint as make_checkpoint
+from ._helpers import late as late_answer
+from ._helpers import start as start_run
 
 __all__ = ["CONTEXT_OPS", "RETENTION", "SESSION_OPS", "Example", "Op", "apply"]
 
@@ -155,9 +157,9 @@ def _rows(n: int, seed: int) -> tuple[Message, ...]:
     for i in range(n):
         text = f"{seed}.{i} beta {i}"
         if i % 3 == 0:
-            kinds += (ChatMessage(role="user", content=text),)
+            kinds += (user(text),)
         elif i % 3 == 1:
-            kinds += (ContextMessage(kind="notice", content=text),)
+            kinds += (notice(text),)
         else:
             kinds += (ChatMessage.model_validate({"role": "tool", "content": text, "name": "t1"}),)
     return kinds
@@ -171,11 +173,11 @@ def _commit(ex: Example, op: Op, seed: int) -> MessageCommit:
         deltas = (ScopedStateDelta(scope=scope, owner=owner, changes={f"k{seed % 2}": seed}),)
     return MessageCommit(
         messages=_rows(n, seed),
-        start_run=None if start is None else StartRun(run_id=start[0], rewind_to=start[1]),
+        start_run=None if start is None else start_run(*start),
         fence_run_id=fence,
         expect_message_count=expect,
-        deliver_context_items=tuple(ContextItemDelivery(key=k, row_offset=o) for k, o in items),
-        deliver_late_answers=tuple(LateAnswerDelivery(call_id=c, row_offset=o) for c, o in late),
+        deliver_context_items=item_deliveries(items),
+        deliver_late_answers=late_deliveries(late),
         commit_id=cid,
         scoped_state=deltas,
     )
@@ -208,10 +210,10 @@ async def apply(ex: Example, op: Op, seed: int) -> object:
     if kind == "append":
         return await store.append_messages(sid, _commit(ex, op, seed))
     if kind == "record_item":
-        record = StoredContextItem(key=op[1], item=ContextItem(kind="notice", content=op[1]), at=T0)
+        record = item(op[1], content=op[1], kind="notice")
         return await store.record_context_item(sid, record, fence_run_id=op[2])
     if kind == "record_late":
-        answer = LateAnswer(call_id=op[1], tool_name="t", output="late", at=T0)
+        answer = late_answer(op[1], output="late", tool="t")
         return await store.record_late_answer(sid, answer, fence_run_id=op[2])
     if kind == "truncate":
         await store.truncate_messages(sid, op[1], fence_run_id=op[2])
@@ -255,9 +257,7 @@ async def _records(store: SessionStateStore, sid: str, op: Op, seed: int) -> obj
     if kind == "resolve":  # twice: exactly one caller resolves it
         return [await store.resolve_approval(sid, op[1]) for _ in range(2)]
     if kind == "checkpoint":
-        checkpoint = Checkpoint(
-            checkpoint_id=op[1], run_id="r1", message_count=op[2], state={"s": seed}, created_at=T0
-        )
+        checkpoint = make_checkpoint(op[1], op[2], state={"s": seed})
         return await store.save_checkpoint(sid, checkpoint, fence_run_id=op[3])
     if kind == "ckpt_delete":
         return await store.delete_checkpoints(sid, op[1])

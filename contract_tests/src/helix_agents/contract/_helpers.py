@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
@@ -71,16 +72,31 @@ def start(run_id: str, rewind_to: int | None = None) -> StartRun:
     return StartRun(run_id=run_id, rewind_to=rewind_to)
 
 
-def item(key: str, seconds: float = 0, content: str = "remember this") -> StoredContextItem:
-    """A queued instruction item."""
-    return StoredContextItem(
-        key=key, item=ContextItem(kind="instruction", content=content), at=at(seconds)
-    )
+def item(
+    key: str,
+    seconds: float = 0,
+    content: str = "remember this",
+    kind: Literal["instruction", "notice"] = "instruction",
+) -> StoredContextItem:
+    """A queued context item (an instruction unless ``kind`` says otherwise)."""
+    return StoredContextItem(key=key, item=ContextItem(kind=kind, content=content), at=at(seconds))
 
 
-def late(call_id: str, seconds: float = 0, output: Any = "done") -> LateAnswer:
+def late(
+    call_id: str, seconds: float = 0, output: Any = "done", tool: str = "search"
+) -> LateAnswer:
     """A late tool answer."""
-    return LateAnswer(call_id=call_id, tool_name="search", output=output, at=at(seconds))
+    return LateAnswer(call_id=call_id, tool_name=tool, output=output, at=at(seconds))
+
+
+def item_deliveries(pairs: Iterable[tuple[str, int]]) -> tuple[ContextItemDelivery, ...]:
+    """Deliveries of the context items ``key`` at ``row_offset``, for each pair."""
+    return tuple(ContextItemDelivery(key=k, row_offset=o) for k, o in pairs)
+
+
+def late_deliveries(pairs: Iterable[tuple[str, int]]) -> tuple[LateAnswerDelivery, ...]:
+    """Deliveries of the late answers ``call_id`` at ``row_offset``, for each pair."""
+    return tuple(LateAnswerDelivery(call_id=k, row_offset=o) for k, o in pairs)
 
 
 def approval(approval_id: str, seconds: float = 0, tool: str = "delete_file") -> PendingApproval:
@@ -159,16 +175,8 @@ class Queue:
     def deliver(self, *pairs: tuple[str, int]) -> dict[str, Any]:
         """Commit fields delivering ``(key, row_offset)`` pairs."""
         if self.is_context:
-            return {
-                "deliver_context_items": tuple(
-                    ContextItemDelivery(key=k, row_offset=o) for k, o in pairs
-                )
-            }
-        return {
-            "deliver_late_answers": tuple(
-                LateAnswerDelivery(call_id=k, row_offset=o) for k, o in pairs
-            )
-        }
+            return {"deliver_context_items": item_deliveries(pairs)}
+        return {"deliver_late_answers": late_deliveries(pairs)}
 
 
 CONTEXT = Queue("context item")

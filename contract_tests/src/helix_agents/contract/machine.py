@@ -6,7 +6,7 @@ import asyncio
 import os
 import uuid
 from collections.abc import Callable, Coroutine
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, TypeVar
 
 from hypothesis import HealthCheck, note, settings
@@ -20,26 +20,28 @@ from hypothesis.stateful import (
 )
 
 from helix_agents.core import (
-    ChatMessage,
     Checkpoint,
-    ContextItem,
-    ContextItemDelivery,
-    ContextMessage,
-    LateAnswer,
-    LateAnswerDelivery,
     Message,
     MessageCommit,
     PendingApproval,
     RunStatus,
     SessionStateStore,
-    StartRun,
     StateStoreError,
-    StoredContextItem,
 )
 
 from ._base import StoreFactory
 from ._coverage import MIN_LANDED_SHARE, StepCounts
-from ._helpers import T0
+from ._helpers import (
+    T0,
+    item,
+    item_deliveries,
+    late_deliveries,
+    notice,
+    start,
+    user,
+)
+from ._helpers import checkpoint as make_checkpoint
+from ._helpers import late as late_answer
 from .model import SessionModel
 
 __all__ = ["PROFILE_ENV", "run_state_machine"]
@@ -66,9 +68,7 @@ PICK = st.integers(0, 2**16)
 
 
 def _row(text: str) -> Message:
-    if int(text) % 2:
-        return ContextMessage(kind="notice", content=text)
-    return ChatMessage(role="user", content=text)
+    return notice(text) if int(text) % 2 else user(text)
 
 
 class StoreMachine(RuleBasedStateMachine):
@@ -280,14 +280,12 @@ class StoreMachine(RuleBasedStateMachine):
         texts = self.rows(n)
         commit = MessageCommit(
             messages=tuple(_row(t) for t in texts),
-            start_run=None if run_id is None else StartRun(run_id=run_id, rewind_to=rewind_to),
+            start_run=None if run_id is None else start(run_id, rewind_to),
             fence_run_id=fence,
             expect_message_count=expect,
             commit_id=commit_id,
-            deliver_context_items=tuple(ContextItemDelivery(key=k, row_offset=o) for k, o in items),
-            deliver_late_answers=tuple(
-                LateAnswerDelivery(call_id=k, row_offset=o) for k, o in late
-            ),
+            deliver_context_items=item_deliveries(items),
+            deliver_late_answers=late_deliveries(late),
         )
         self.both(
             kind,
@@ -341,15 +339,13 @@ class StoreMachine(RuleBasedStateMachine):
 
     async def _record(self, sid: str, key: str, fence: str | None, late: bool) -> bool:
         if late:
-            answer = LateAnswer(call_id=key, tool_name="t", output={"k": key}, at=T0)
+            answer = late_answer(key, output={"k": key}, tool="t")
             result = await self.store.record_late_answer(
                 self.prefix + sid, answer, fence_run_id=fence
             )
         else:
-            item = ContextItem(kind="instruction", content=key)
-            record = StoredContextItem(key=key, item=item, at=T0)
             result = await self.store.record_context_item(
-                self.prefix + sid, record, fence_run_id=fence
+                self.prefix + sid, item(key, content=key), fence_run_id=fence
             )
         return result.recorded
 
@@ -363,12 +359,8 @@ class StoreMachine(RuleBasedStateMachine):
         if not valid:
             count, fence = (rows + 1, fence) if pick % 2 else (count, GONE)
         checkpoint_id = self.fresh("p")
-        saved = Checkpoint(
-            checkpoint_id=checkpoint_id,
-            run_id="r",
-            message_count=count,
-            state={"n": self.counter},
-            created_at=T0 + timedelta(seconds=self.counter),
+        saved = make_checkpoint(
+            checkpoint_id, count, self.counter, run_id="r", state={"n": self.counter}
         )
         self.both(
             "checkpoint",

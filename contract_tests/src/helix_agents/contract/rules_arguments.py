@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 import pytest
@@ -91,6 +92,19 @@ def _calls_on(sid: str, uid: str) -> list[tuple[str, Call]]:
     for name, values, call in _BAD_CALLS:
         calls += [(f"{name}({bad!r:.20})", _bound_call(call, sid, uid, bad)) for bad in values]
     return calls
+
+
+async def _unrefused(
+    call: Callable[[], Awaitable[object]], refusal: type[StateStoreError], answered: str
+) -> str | None:
+    """``None`` if ``call`` raised ``refusal``; else the other error it raised, or ``answered``."""
+    try:
+        await call()
+    except refusal:
+        return None
+    except BaseException as exc:
+        return f"{type(exc).__name__}: {exc!s:.80}"
+    return answered
 
 
 def _bound(call: Callable[[SessionStateStore, Any], Awaitable[object]], bad: Any) -> Call:
@@ -240,24 +254,17 @@ class ArgumentRules:
             ("create_session()", lambda s: s.create_session()),
             ("list_sessions(uid)", lambda s: s.list_sessions(uid)),
         ]
-        for name, call in calls:
-            try:
-                await call(closed)
-            except StoreUnavailableError:
-                continue
-            except BaseException as exc:
-                wrong.append(f"{name}: {type(exc).__name__}: {exc!s:.80}")
-            else:
-                wrong.append(f"{name}: answered on a closed store")
-        for name, call in _calls_on(sid, uid):
-            try:
-                await call(closed)
-            except StateStoreError:
-                continue
-            except BaseException as exc:
-                wrong.append(f"{name}: {type(exc).__name__}: {exc!s:.80}")
-            else:
-                wrong.append(f"{name}: answered on a closed store")
+        refusals: list[tuple[type[StateStoreError], list[tuple[str, Call]]]] = [
+            (StoreUnavailableError, calls),
+            (StateStoreError, _calls_on(sid, uid)),
+        ]
+        for refusal, checked in refusals:
+            for name, call in checked:
+                miss = await _unrefused(
+                    partial(call, closed), refusal, "answered on a closed store"
+                )
+                if miss is not None:
+                    wrong.append(f"{name}: {miss}")
         assert wrong == [], "\n".join(wrong)
         with pytest.raises(StoreUnavailableError):
             async with closed:
@@ -288,12 +295,7 @@ class ArgumentRules:
             ):
                 if name == "desc" and cursor == desc:
                     continue
-                try:
-                    await call()
-                except ValidationError:
-                    continue
-                except BaseException as exc:
-                    wrong.append(f"{name} {cursor!r:.60}: {type(exc).__name__}: {exc!s:.80}")
-                else:
-                    wrong.append(f"{name} {cursor!r:.60}: honoured")
+                miss = await _unrefused(call, ValidationError, "honoured")
+                if miss is not None:
+                    wrong.append(f"{name} {cursor!r:.60}: {miss}")
         assert wrong == [], "\n".join(wrong)
