@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import pydantic
 
@@ -30,6 +30,8 @@ from helix_agents.core.backend import (
 from helix_agents.core.context import OutputRef
 
 __all__ = ["ContextDoc", "SessionDoc"]
+
+Queued = TypeVar("Queued", StoredContextItem, LateAnswer)
 
 
 class _Doc(pydantic.BaseModel):
@@ -101,10 +103,8 @@ class SessionDoc(_Doc):
         """Drop rows at index >= ``keep`` and whatever hung on them (MSG-4, CI-6, IDEM-2)."""
         assert_retained(self.id, keep, self.first_index, self.message_count)
         del self.rows[keep - self.first_index :]
-        for key in reopen_on_truncate({k: i for k, (_, i) in self.items.items()}, keep):
-            self.items[key] = (self.items[key][0], None)
-        for key in reopen_on_truncate({k: i for k, (_, i) in self.late.items()}, keep):
-            self.late[key] = (self.late[key][0], None)
+        _reopen(self.items, keep)
+        _reopen(self.late, keep)
         self.checkpoints = {
             cid: cp for cid, cp in self.checkpoints.items() if cp.message_count <= keep
         }
@@ -142,6 +142,12 @@ class SessionDoc(_Doc):
     def ui_count(self) -> int:
         """Rows that are not context rows, dropped ones included."""
         return self.dropped_ui + sum(not _is_context(row) for row in self.rows)
+
+
+def _reopen(queue: dict[str, tuple[Queued, int | None]], keep: int) -> None:
+    """Queue again the records that rows at index >= ``keep`` delivered (CI-6)."""
+    for key in reopen_on_truncate({k: i for k, (_, i) in queue.items()}, keep):
+        queue[key] = (queue[key][0], None)
 
 
 def _is_context(row: str) -> bool:

@@ -14,6 +14,7 @@ from helix_agents.core import (
     StoredContextItem,
 )
 from helix_agents.core.backend import (
+    approval_not_found,
     assert_fence,
     check_checkpoint_count,
     check_checkpoint_ids,
@@ -23,7 +24,6 @@ from helix_agents.core.backend import (
     coerce_all,
     undelivered_in_order,
 )
-from helix_agents.core.errors import approval_not_found
 
 from ._document import SessionDoc
 
@@ -160,11 +160,7 @@ class RecordMethods:
         """Up to ``limit`` checkpoints under ``prefix`` and below ``before``, greatest id first."""
         doc = self._load(session_id)
         where = checkpoint_range(session_id, prefix, before, limit)
-        ids = sorted(
-            cid
-            for cid in doc.checkpoints
-            if cid >= where.low and (where.high is None or cid < where.high)
-        )
+        ids = sorted(cid for cid in doc.checkpoints if cid in where)
         return [doc.checkpoints[cid] for cid in reversed(ids[-where.limit :])]
 
     async def delete_checkpoints(self, session_id: str, checkpoint_ids: Sequence[str]) -> int:

@@ -39,28 +39,26 @@ from helix_agents.core.backend import (
     check_id,
     check_keep,
     check_limit,
+    check_listing_first,
+    check_max_messages,
     check_new_session,
+    check_page_args,
     check_pop_count,
     check_replace,
     check_replace_state,
     check_scope,
+    check_tail_limit,
     coerce,
     decode_sessions_cursor,
     encode_sessions_cursor,
     new_session_id,
     next_activity,
-    parse_message_json,
-    pop_keep,
-)
-from helix_agents.core.clock import utcnow
-from helix_agents.core.errors import session_not_found
-from helix_agents.core.limits import (
-    check_listing_first,
-    check_max_messages,
-    check_page_args,
-    check_tail_limit,
     next_page_cursor,
     page_window,
+    parse_message_json,
+    pop_keep,
+    session_not_found,
+    utcnow,
 )
 
 from ._context import ContextMethods

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 import pydantic
 
@@ -79,6 +79,8 @@ from ._ops import apply_plan, commit_state, cut_rows, retain
 from ._state import ContextData, MemoryData, SessionData
 
 __all__ = ["MemoryStateStore"]
+
+Queued = TypeVar("Queued", StoredContextItem, LateAnswer)
 
 _metadata = pydantic.TypeAdapter(dict[str, pydantic.JsonValue])
 _SHARED: dict[str, MemoryData] = {}
@@ -395,39 +397,44 @@ class MemoryStateStore(ContextMethods, SessionHandles):
         self, session_id: str, record: StoredContextItem, *, fence_run_id: str | None = None
     ) -> RecordResult:
         """Queue a context item, once per key."""
-        with self._session(session_id) as session:
-            record = coerce(StoredContextItem, record, session_id)
-            assert_fence(session_id, fence_run_id, session.current_run)
-            if record.key in session.items:
-                return RecordResult(recorded=False)
-            session.items[record.key] = (record.model_copy(deep=True), None)
-            self._touch(session)
-            return RecordResult(recorded=True)
+        return self._enqueue(session_id, StoredContextItem, record, fence_run_id)
 
     async def list_undelivered_context_items(self, session_id: str) -> list[StoredContextItem]:
         """Queued items, by ``at`` then key."""
-        with self._session(session_id) as session:
-            queued = undelivered_in_order(session.items.values())
-            return [record.model_copy(deep=True) for record in queued]
+        return self._undelivered(session_id, lambda session: session.items)
 
     async def record_late_answer(
         self, session_id: str, answer: LateAnswer, *, fence_run_id: str | None = None
     ) -> RecordResult:
         """Queue a late answer, once per call id."""
-        with self._session(session_id) as session:
-            answer = coerce(LateAnswer, answer, session_id)
-            assert_fence(session_id, fence_run_id, session.current_run)
-            if answer.call_id in session.late:
-                return RecordResult(recorded=False)
-            session.late[answer.call_id] = (answer.model_copy(deep=True), None)
-            self._touch(session)
-            return RecordResult(recorded=True)
+        return self._enqueue(session_id, LateAnswer, answer, fence_run_id)
 
     async def list_undelivered_late_answers(self, session_id: str) -> list[LateAnswer]:
         """Queued late answers, by ``at`` then call id."""
+        return self._undelivered(session_id, lambda session: session.late)
+
+    def _enqueue(
+        self, session_id: str, kind: type[Queued], record: Queued, fence_run_id: str | None
+    ) -> RecordResult:
+        """Queue a context item or a late answer, once per key (or call id)."""
         with self._session(session_id) as session:
-            queued = undelivered_in_order(session.late.values())
-            return [answer.model_copy(deep=True) for answer in queued]
+            record = coerce(kind, record, session_id)
+            assert_fence(session_id, fence_run_id, session.current_run)
+            queue, key = _queue_of(session, record)
+            if key in queue:
+                return RecordResult(recorded=False)
+            queue[key] = (record.model_copy(deep=True), None)
+            self._touch(session)
+            return RecordResult(recorded=True)
+
+    def _undelivered(
+        self,
+        session_id: str,
+        queue: Callable[[SessionData], dict[str, tuple[Queued, int | None]]],
+    ) -> list[Queued]:
+        """The queue's undelivered records in delivery order, as copies."""
+        with self._session(session_id) as session:
+            return [r.model_copy(deep=True) for r in undelivered_in_order(queue(session).values())]
 
     # Approvals
 
@@ -534,6 +541,15 @@ class MemoryStateStore(ContextMethods, SessionHandles):
             if gone:
                 self._touch(session)
             return gone
+
+
+def _queue_of(
+    session: SessionData, record: Queued
+) -> tuple[dict[str, tuple[Queued, int | None]], str]:
+    """The session's queue for ``record`` and its key there."""
+    if isinstance(record, StoredContextItem):
+        return session.items, record.key
+    return session.late, record.call_id
 
 
 def _info(session: SessionData) -> SessionInfo:
