@@ -85,18 +85,13 @@ def pg_url(pg_server: str) -> Iterator[str]:
         conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
 
 
-@pytest.fixture(scope="session")
-def redis_server(helix_redis_url: str) -> str:
-    """A Redis server the tests may write keys to."""
-    return helix_redis_url
-
-
 @pytest.fixture
-def redis_url(redis_server: str) -> Iterator[str]:
-    """A store URL under a key prefix no other test uses; its keys are deleted after."""
+def redis_url(helix_redis_url: str) -> Iterator[str]:
+    """A store URL on the shared Redis, under a key prefix no other test uses; its keys are
+    deleted after."""
     prefix = f"helix-cli-{uuid.uuid4().hex[:12]}"
-    yield with_option(redis_server, "key_prefix", prefix)
-    with redis.Redis.from_url(redis_server) as client:
+    yield with_option(helix_redis_url, "key_prefix", prefix)
+    with redis.Redis.from_url(helix_redis_url) as client:
         for key in client.scan_iter(match=f"{prefix}*"):
             client.delete(key)
 

@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
+from functools import partial
 from pathlib import Path
 
-EXAMPLE = Path(__file__).parents[3] / "examples" / "openai_agents_chat.py"
+from example_runs import run_example
 
-
-def run(db: Path) -> str:
-    """The example's output on ``db``."""
-    done = subprocess.run(
-        [sys.executable, str(EXAMPLE), str(db)], capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+run = partial(run_example, "openai_agents_chat.py")
 
 
 def test_example_chat_with_a_tool_on_sqlite(tmp_path: Path) -> None:

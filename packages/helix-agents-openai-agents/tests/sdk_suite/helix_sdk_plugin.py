@@ -89,6 +89,12 @@ def _store_for(db_path: object) -> SessionStateStore:
     return cast(SessionStateStore, _by_key.setdefault(key, _OpenedOnUse(key)))
 
 
+def _client_store(kind: str, client: Any, place: str) -> SessionStateStore:
+    """The store of ``place`` on ``client``'s server: clients made from one URL share it."""
+    where = _made_clients.get(id(client), f"client-{id(client)}")
+    return _store_for(f"{kind}:{where}/{place}")
+
+
 class SQLiteSession(HelixSession):
     """``SQLiteSession``'s constructor over HelixSession on the chosen backend."""
 
@@ -144,8 +150,7 @@ class RedisSession(_ClientSession):
         ttl: int | None = None,
         session_settings: Any = None,
     ) -> None:
-        where = _made_clients.get(id(redis_client), f"client-{id(redis_client)}")
-        store = _store_for(f"redis:{where}/{key_prefix}")
+        store = _client_store("redis", redis_client, key_prefix)
         super().__init__(session_id, store, session_settings=session_settings)
         self._redis = redis_client
         self._key_prefix = key_prefix
@@ -219,8 +224,7 @@ class MongoDBSession(_ClientSession):
         messages_collection: str = "agent_messages",
         session_settings: Any = None,
     ) -> None:
-        where = _made_clients.get(id(client), f"client-{id(client)}")
-        store = _store_for(f"mongodb:{where}/{database}/{messages_collection}")
+        store = _client_store("mongodb", client, f"{database}/{messages_collection}")
         super().__init__(session_id, store, session_settings=session_settings)
         self._client = client
 
