@@ -11,27 +11,28 @@ import itertools
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from datetime import datetime
+from typing import TypeVar
 
-from helix_agents.core.backend import coerce, parse_message_json
+from helix_agents.core.backend import (
+    OutputReads,
+    check_input,
+    coerce,
+    output_not_found,
+    parse_message_json,
+)
 from helix_agents.core.context import (
-    DEFAULT_MAX_CHARS,
     Compaction,
     CompactionResult,
     ContextWindow,
     HistoryHit,
     HistoryQuery,
     HistorySearch,
-    OutputNotFoundError,
     OutputRef,
-    OutputSlice,
     check_compaction,
     check_output_args,
-    check_read_args,
     compaction_result,
     describe_output,
-    grep_lines,
     new_output_id,
-    read_lines,
     search_result,
     summary_row,
 )
@@ -40,11 +41,16 @@ from ._document import SessionDoc
 
 __all__ = ["ContextMethods"]
 
+_T = TypeVar("_T")
 
-class ContextMethods:
-    """:class:`~helix_agents.core.context.ContextStore` on the session documents."""
+
+class ContextMethods(OutputReads):
+    """:class:`~helix_agents.core.context.ContextStore` on the session documents; the output
+    reads (``get_output``, ``read_output``, ``grep_output``) come from core's
+    :class:`~helix_agents.core.backend.OutputReads`, on the two hooks below."""
 
     _clock: Callable[[], datetime]
+    _check_open: Callable[[], None]
     _load: Callable[[str], SessionDoc]
     _write: Callable[[str], AbstractContextManager[SessionDoc]]
     _touch: Callable[[SessionDoc], None]
@@ -77,64 +83,21 @@ class ContextMethods:
             self._touch(doc)
             return ref
 
-    def _output(self, session_id: str, output_id: str) -> tuple[OutputRef, str]:
+    async def _check_context(self, session_id: str, check: Callable[[], _T]) -> _T:
+        """``check()`` once the store is open; a missing session is reported first."""
+        self._check_open()
+        return await check_input(session_id, check, self._require)
+
+    async def _require(self, session_id: str) -> None:
+        self._load(session_id)
+
+    async def _load_output(
+        self, session_id: str, output_id: str, content: bool
+    ) -> tuple[OutputRef, str]:
         found = self._load(session_id).context.outputs.get(output_id)
         if found is None:
-            raise OutputNotFoundError(
-                f"session {session_id!r} has no stored output {output_id!r}",
-                session_id=session_id,
-            )
+            raise output_not_found(session_id, output_id)
         return found
-
-    async def get_output(self, session_id: str, output_id: str) -> OutputRef:
-        """The reference of a stored output."""
-        self._load(session_id)
-        oid = check_read_args(session_id, output_id, DEFAULT_MAX_CHARS)
-        return self._output(session_id, oid)[0]
-
-    async def read_output(
-        self,
-        session_id: str,
-        output_id: str,
-        *,
-        start_line: int = 1,
-        end_line: int | None = None,
-        max_chars: int = DEFAULT_MAX_CHARS,
-    ) -> OutputSlice:
-        """Lines ``start_line..end_line`` of a stored output, cut to ``max_chars``."""
-        self._load(session_id)
-        oid = check_read_args(session_id, output_id, max_chars)
-        _, text = self._output(session_id, oid)
-        return read_lines(
-            oid,
-            text,
-            session_id=session_id,
-            start_line=start_line,
-            end_line=end_line,
-            max_chars=max_chars,
-        )
-
-    async def grep_output(
-        self,
-        session_id: str,
-        output_id: str,
-        pattern: str,
-        *,
-        context_lines: int = 2,
-        max_chars: int = DEFAULT_MAX_CHARS,
-    ) -> OutputSlice:
-        """Lines of a stored output matching ``pattern``, with context, cut to ``max_chars``."""
-        self._load(session_id)
-        oid = check_read_args(session_id, output_id, max_chars, context_lines)
-        _, text = self._output(session_id, oid)
-        return grep_lines(
-            oid,
-            text,
-            pattern,
-            session_id=session_id,
-            context_lines=context_lines,
-            max_chars=max_chars,
-        )
 
     async def record_compaction(self, session_id: str, compaction: Compaction) -> CompactionResult:
         """Record the summary and the new window start in one step."""
