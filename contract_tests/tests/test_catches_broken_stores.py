@@ -497,11 +497,6 @@ BROKEN: list[tuple[type[Wrapper], str]] = [
 ]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def _factory(wrap: type[Wrapper] | None) -> Any:
     data = MemoryData()
 
