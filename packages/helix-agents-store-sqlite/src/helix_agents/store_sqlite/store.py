@@ -204,7 +204,7 @@ class SQLiteStateStore(ContextMethods, SessionHandles):
         check_id(user_id, "user_id")
         check_listing_first(first)
         after = None if cursor is None else decode_sessions_cursor(user_id, cursor)
-        return await self._read(None, _reads.sessions_page, user_id, first, after)
+        return await self._query(None, _reads.sessions_page, user_id, first, after)
 
     # Rows
 
