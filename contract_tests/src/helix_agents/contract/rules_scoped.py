@@ -15,6 +15,7 @@ from helix_agents.core import (
     MAX_SCOPED_KEYS,
     MessageCountConflictError,
     RunSupersededError,
+    Scope,
     ScopedStateDelta,
     SessionNotFoundError,
     SessionStateStore,
@@ -122,10 +123,11 @@ class ScopedStateRules:
             await two.append_messages(s2, commit(scoped_state=(own(**_ODD),)))
             # A map handed out is the caller's: changing it changes nothing stored,
             # whatever its scope.
-            for scope, key, stored in (
+            handed_out: list[tuple[Scope, str, dict[str, Any]]] = [
                 ("app", owner, {**_ODD, "more": [1]}),
                 ("session", s2, _ODD),
-            ):
+            ]
+            for scope, key, stored in handed_out:
                 got: dict[str, Any] = await one.get_scoped_state(scope, key)
                 got["nested"]["list"].append("mine")
                 got["nested"]["deep"]["a"]["b"].append("mine")
