@@ -3,9 +3,9 @@
 Users of a store need only :mod:`helix_agents.core`. This module is for backend
 authors (see ``docs/backends/writing.md``): the commit pre-checks, the input
 checks, cursor and page helpers, the storage encoding of messages, the refusal
-table, the ``SessionHandles`` mixin and the context store's ``OutputReads``
-mixin. It changes with the rules; its changes are listed under "Backend API" in
-the changelog.
+table, the ``SessionHandles`` and ``ClosesOnExit`` mixins and the context
+store's ``OutputReads`` mixin. It changes with the rules; its changes are listed
+under "Backend API" in the changelog.
 """
 
 from .checkpoint_pages import CheckpointRange, check_checkpoint_ids, checkpoint_range
@@ -21,6 +21,7 @@ from .edits import check_pop_count, check_replace, check_replace_state, check_ro
 from .errors import approval_not_found, session_not_found
 from .handles import SessionHandles
 from .inputs import check_id, check_input, check_json, check_record, check_text
+from .lifecycle import ClosesOnExit
 from .limits import (
     MAX_COUNT,
     MAX_PAGE,
@@ -64,6 +65,7 @@ __all__ = [
     "MAX_PAGE",
     "REFUSALS",
     "CheckpointRange",
+    "ClosesOnExit",
     "CommitPlan",
     "CommitState",
     "OutputReads",
