@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Self
+from typing import Any, Self
 
 import pytest
 
@@ -43,5 +43,25 @@ async def test_leaving_a_traced_store_closes_the_wrapped_one() -> None:
     inner = MemoryStateStore()
     async with traced(inner) as store:
         await store.create_session("s")
+    with pytest.raises(StoreUnavailableError):
+        await inner.get_session("s")
+
+
+class _Recording(MemoryStateStore):
+    exits: list[type[BaseException] | None]
+
+    async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        self.exits.append(exc_type)
+        await super().__aexit__(exc_type, exc, tb)
+
+
+async def test_a_traced_store_leaves_through_the_wrapped_stores_own_exit() -> None:
+    """``traced`` hands the block's outcome to the wrapped store's own ``__aexit__``."""
+    inner = _Recording()
+    inner.exits = []
+    with pytest.raises(LookupError):
+        async with traced(inner, system="memory"):
+            raise LookupError("inside")
+    assert inner.exits == [LookupError]
     with pytest.raises(StoreUnavailableError):
         await inner.get_session("s")

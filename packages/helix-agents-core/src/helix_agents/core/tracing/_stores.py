@@ -15,7 +15,6 @@ from typing import Any, Generic, Protocol, Self, TypeVar, cast
 
 from ..context.protocol import ContextStore
 from ..handles import SessionHandles
-from ..lifecycle import ClosesOnExit
 from ..protocol import SessionStateStore
 from ._telemetry import Telemetry
 
@@ -66,11 +65,11 @@ def _traced(method: _M, session: str | None = None) -> _M:
     return cast(_M, functools.wraps(method)(wrapper))
 
 
-class TracedStore(SessionHandles, ClosesOnExit, SessionStateStore, Generic[S]):
+class TracedStore(SessionHandles, SessionStateStore, Generic[S]):
     """``inner`` with a span around each call; a :class:`SessionStateStore` itself.
 
-    Opening and closing pass straight through: leaving ``async with`` closes the
-    wrapped store. ``session(id)`` handles call the traced store, so their calls
+    Opening and closing pass straight through: entering and leaving ``async with``
+    are the wrapped store's own. ``session(id)`` handles call the traced store, so their calls
     are traced too.
     """
 
@@ -91,6 +90,9 @@ class TracedStore(SessionHandles, ClosesOnExit, SessionStateStore, Generic[S]):
     async def __aenter__(self) -> Self:
         await self._inner.__aenter__()
         return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self._inner.__aexit__(*exc_info)
 
     async def close(self) -> None:
         """Close the wrapped store."""
