@@ -112,9 +112,8 @@ BEGIN
         WITH x AS (
             UPDATE __agents_sessions SET
                 message_count = message_count + v_n,
-                ui_count = ui_count + (
-                    SELECT count(*) FROM jsonb_array_elements(p_rows) r
-                    WHERE r->>'role' <> 'context'),
+                ui_count = ui_count + v_n - jsonb_array_length(
+                    jsonb_path_query_array(p_rows, '$[*] ? (@.role == "context")')),
                 last_activity_at = __agents_next_activity(last_activity_at, p_now)
             WHERE session_id = p_session AND (v_expect IS NULL OR message_count = v_expect)
             RETURNING message_count - v_n AS base
