@@ -12,7 +12,9 @@
 -- while holding the session row lock (SELECT ... FOR UPDATE), which serialises
 -- every writer of the session, then writes everything in the same transaction.
 -- A plain append (no run start, rewind, fence, deliveries or commit id) skips
--- the statements of the steps that have nothing to check.
+-- the statements of the steps that have nothing to check; without retention it
+-- is one statement, an UPDATE of the session row (its lock, and the expected
+-- count) with the INSERT of the rows, and only a miss runs the checks.
 --
 -- A refused commit writes nothing and returns {"refused": <reason>, ...} with
 -- the state the checks saw; the client replays core.check_commit on that state,
