@@ -237,8 +237,13 @@ class StoreBase(ClosesOnExit):
         for attempt in (1, 2):
             conn: AsyncConnection[Any] | None = None
             try:
-                async with self._pool.connection(timeout=self._left(deadline)) as conn:
+                # getconn/putconn, not connection(): the connection's own context would
+                # only commit an autocommit connection (a no-op) and cost CPU on every call.
+                conn = await self._pool.getconn(timeout=self._left(deadline))
+                try:
                     return await within(conn, _execute(conn, query, params), deadline)
+                finally:
+                    await self._pool.putconn(conn)
             except TimeoutError as exc:
                 raise timeout_error(
                     what=what,

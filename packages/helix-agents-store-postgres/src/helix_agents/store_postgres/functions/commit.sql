@@ -12,7 +12,9 @@
 -- while holding the session row lock (SELECT ... FOR UPDATE), which serialises
 -- every writer of the session, then writes everything in the same transaction.
 -- A plain append (no run start, rewind, fence, deliveries or commit id) skips
--- the statements of the steps that have nothing to check.
+-- the statements of the steps that have nothing to check; without retention it
+-- is one statement, an UPDATE of the session row (its lock, and the expected
+-- count) with the INSERT of the rows, and only a miss runs the checks.
 --
 -- A refused commit writes nothing and returns {"refused": <reason>, ...} with
 -- the state the checks saw; the client replays core.check_commit on that state,
@@ -101,13 +103,39 @@ DECLARE
     v_first    bigint;
     v_ui       bigint;
 BEGIN
+    v_plain := v_run IS NULL AND v_rewind IS NULL AND v_fence IS NULL AND v_id IS NULL
+        AND v_ci = '[]' AND v_la = '[]';
+    -- A plain append without retention, in one statement: the UPDATE takes the
+    -- session row lock and checks the expected count (steps 1 and 4, re-checked
+    -- on the newest row version if it waited), and the rows go in with it. No
+    -- row updated means no session or another count: the checks below, under
+    -- the lock, say which.
+    IF v_plain AND p_max_messages IS NULL THEN
+        WITH x AS (
+            UPDATE __agents_sessions SET
+                message_count = message_count + v_n,
+                ui_count = ui_count + v_n - jsonb_array_length(
+                    jsonb_path_query_array(p_rows, '$[*] ? (@.role == "context")')),
+                last_activity_at = __agents_next_activity(last_activity_at, p_now)
+            WHERE session_id = p_session AND (v_expect IS NULL OR message_count = v_expect)
+            RETURNING message_count - v_n AS base
+        ), added AS (
+            INSERT INTO __agents_messages (session_id, idx, is_context, body)
+            SELECT p_session, x.base + r.ord - 1, r.body->>'role' = 'context', r.body
+            FROM x, jsonb_array_elements(p_rows) WITH ORDINALITY AS r(body, ord)
+        )
+        SELECT x.base INTO v_base FROM x;
+        IF FOUND THEN
+            RETURN jsonb_build_object(
+                'first_index', v_base, 'message_count', v_base + v_n, 'replayed', false);
+        END IF;
+    END IF;
+
     -- 1. The session exists.
     SELECT * INTO s FROM __agents_sessions WHERE session_id = p_session FOR UPDATE;
     IF NOT FOUND THEN
         RETURN jsonb_build_object('refused', 'session_not_found');
     END IF;
-    v_plain := v_run IS NULL AND v_rewind IS NULL AND v_fence IS NULL AND v_id IS NULL
-        AND v_ci = '[]' AND v_la = '[]';
 
     IF v_plain THEN
         -- Steps 2, 3 and 5 have nothing to check; 4. the expected count.
