@@ -98,8 +98,8 @@ def resolve_once(
 
 
 def replayed_output(
-    outputs: MutableMapping[str, tuple[OutputRef, str]],
-    keys: MutableMapping[str, str],
+    outputs: Mapping[str, tuple[OutputRef, str]],
+    keys: Mapping[str, str],
     key: str | None,
 ) -> OutputRef | None:
     """The first reference stored under ``key``, marked replayed; ``None`` if there is none."""
