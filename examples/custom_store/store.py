@@ -31,7 +31,6 @@ from helix_agents.core import (
     StoreUnavailableError,
 )
 from helix_agents.core.backend import (
-    CommitPlan,
     SessionHandles,
     assert_fence,
     check_commit,
@@ -44,8 +43,6 @@ from helix_agents.core.backend import (
     check_new_session,
     check_page_args,
     check_pop_count,
-    check_replace,
-    check_replace_state,
     check_scope,
     check_tail_limit,
     coerce,
@@ -56,6 +53,7 @@ from helix_agents.core.backend import (
     next_page_cursor,
     page_window,
     parse_message_json,
+    plan_replace,
     pop_keep,
     session_not_found,
     utcnow,
@@ -337,21 +335,20 @@ class JsonDocumentStore(ContextMethods, RecordMethods, SessionHandles):
         """If the log still holds ``expect_message_count`` rows, cut it to ``keep`` rows and
         append ``messages``, atomically."""
         with self._write(session_id) as doc:
-            rows = check_replace(session_id, keep, messages, expect_message_count, fence_run_id)
-            check_replace_state(
+            plan = plan_replace(  # every check, then: cut to keep, append the rows
                 session_id,
                 keep,
+                messages,
                 expect_message_count,
                 fence_run_id,
                 message_count=doc.message_count,
                 first_index=doc.first_index,
                 current_run=doc.current_run,
             )
-            result = CommitResult(first_index=keep, message_count=keep + len(rows))
-            doc.apply(CommitPlan(keep, None, rows, (), (), result), None, self._clock())
+            doc.apply(plan, None, self._clock())
             doc.retain(self.max_messages)
             self._touch(doc)
-            return result
+            return plan.result
 
     async def is_truncated(self, session_id: str) -> bool:
         """Whether retention has dropped old rows."""
