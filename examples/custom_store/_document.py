@@ -101,13 +101,8 @@ class SessionDoc(_Doc):
         assert_retained(self.id, keep, self.first_index, self.message_count)
         del self.rows[keep - self.first_index :]
         # Re-open deliveries, drop checkpoints, commit ids and compactions past the cut.
-        cut_records(
-            keep,
-            queues=(self.items, self.late),
-            checkpoints=self.checkpoints,
-            commits=self.commits,
-            compactions=self.context.compactions,
-        )
+        queues = (self.items, self.late)
+        cut_records(keep, queues, self.checkpoints, self.commits, self.context.compactions)
 
     def apply(self, plan: CommitPlan, commit_id: str | None, now: datetime) -> None:
         """Write a plan that ``check_commit`` (or a replace) returned."""

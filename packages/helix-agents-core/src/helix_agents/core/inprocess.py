@@ -36,7 +36,6 @@ _R = TypeVar("_R")
 
 def cut_records(
     keep: int,
-    *,
     queues: Iterable[MutableMapping[str, tuple[Any, int | None]]],
     checkpoints: MutableMapping[str, Checkpoint],
     commits: MutableMapping[str, CommitResult],

@@ -46,13 +46,8 @@ def cut_rows(session: SessionData, keep: int) -> None:
     cut = keep - session.first_index
     del session.rows[cut:]
     del session.context_flags[cut:]
-    cut_records(
-        keep,
-        queues=(session.items, session.late),
-        checkpoints=session.checkpoints,
-        commits=session.commits,
-        compactions=session.context.compactions,
-    )
+    queues = (session.items, session.late)
+    cut_records(keep, queues, session.checkpoints, session.commits, session.context.compactions)
 
 
 def apply_plan(
