@@ -12,7 +12,6 @@ import json
 from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
-from types import TracebackType
 from typing import Self
 
 from helix_agents.core import (
@@ -31,6 +30,7 @@ from helix_agents.core import (
     StoreUnavailableError,
 )
 from helix_agents.core.backend import (
+    ClosesOnExit,
     SessionHandles,
     assert_fence,
     check_commit,
@@ -68,7 +68,7 @@ __all__ = ["JsonDocumentStore"]
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-class JsonDocumentStore(ContextMethods, RecordMethods, SessionHandles):
+class JsonDocumentStore(ContextMethods, RecordMethods, SessionHandles, ClosesOnExit):
     """Sessions as JSON documents in ``documents``, app and user state maps in ``shared``;
     stores given the same mappings share them.
 
@@ -96,14 +96,6 @@ class JsonDocumentStore(ContextMethods, RecordMethods, SessionHandles):
     async def __aenter__(self) -> Self:
         self._check_open()
         return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     async def close(self) -> None:
         """Later calls raise :class:`StoreUnavailableError`."""

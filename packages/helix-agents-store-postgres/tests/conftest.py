@@ -83,12 +83,6 @@ def tls_pg(tls_files: TLSFiles) -> Iterator[Server]:
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    """The store runs on asyncio."""
-    return "asyncio"
-
-
-@pytest.fixture
 def schema(pg_url: str) -> Iterator[str]:
     """A schema name no other test uses; the schema is dropped after the test."""
     name = f"helix_test_{uuid.uuid4().hex[:12]}"

@@ -91,6 +91,15 @@ async def _session(store: PostgresStateStore, texts: list[str]) -> str:
     return sid
 
 
+async def _finds_the_archived_needle(store: PostgresStateStore) -> None:
+    """With ``max_messages=3``, a compaction archives row 0; the search still finds it."""
+    sid = await _session(store, ["the needle: 42", "b", "c"])
+    await store.record_compaction(sid, Compaction(boundary=1, summary="s"))
+    await _append(store, sid, ["d", "e", "f"])
+    found = await store.search_history(sid, grep=r"needle: \d+")
+    assert [(h.index, h.archived) for h in found.hits] == [(0, True)]
+
+
 async def test_untranslatable_patterns_are_searched_with_re2(
     store_on: Callable[..., PostgresStateStore], pg_url: str
 ) -> None:
@@ -152,11 +161,7 @@ async def test_with_pg_trgm_the_archive_gets_a_trigram_index(trgm_url: str) -> N
     async with PostgresStateStore(
         trgm_url, auto_migrate=True, max_messages=3, pool_settings=settings
     ) as store:
-        sid = await _session(store, ["the needle: 42", "b", "c"])
-        await store.record_compaction(sid, Compaction(boundary=1, summary="s"))
-        await _append(store, sid, ["d", "e", "f"])
-        found = await store.search_history(sid, grep=r"needle: \d+")
-        assert [(h.index, h.archived) for h in found.hits] == [(0, True)]
+        await _finds_the_archived_needle(store)
     with psycopg.connect(trgm_url) as conn:
         indexes = {row[0] for row in conn.execute("SELECT indexname FROM pg_indexes")}
         assert "__agents_archive_trgm" in indexes
@@ -175,11 +180,7 @@ async def test_without_pg_trgm_there_is_no_index_and_search_works(
     store_on: Callable[..., PostgresStateStore], pg_url: str, migrated: str
 ) -> None:
     async with store_on(pg_url, max_messages=3) as store:
-        sid = await _session(store, ["the needle: 42", "b", "c"])
-        await store.record_compaction(sid, Compaction(boundary=1, summary="s"))
-        await _append(store, sid, ["d", "e", "f"])
-        found = await store.search_history(sid, grep=r"needle: \d+")
-        assert [(h.index, h.archived) for h in found.hits] == [(0, True)]
+        await _finds_the_archived_needle(store)
     with psycopg.connect(pg_url) as conn:
         (installed,) = conn.execute(  # type: ignore[misc]
             "SELECT count(*) FROM pg_extension WHERE extname = 'pg_trgm'"

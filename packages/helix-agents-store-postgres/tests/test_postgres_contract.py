@@ -19,18 +19,16 @@ from helix_agents.store_postgres import PostgresStateStore
 class TestPostgresContract(SessionStoreContract):
     """Every rule id against ``PostgresStateStore`` on the server."""
 
+    url_fixture = "pg_url"
+
     @pytest.fixture
     def store_factory(
-        self, pg_url: str, store_on: Callable[..., PostgresStateStore]
+        self, request: pytest.FixtureRequest, store_on: Callable[..., PostgresStateStore]
     ) -> StoreFactory:
-        return functools.partial(store_on, pg_url)
+        return functools.partial(store_on, request.getfixturevalue(self.url_fixture))
 
 
-class TestPostgresThroughPgBouncer(SessionStoreContract):
+class TestPostgresThroughPgBouncer(TestPostgresContract):
     """Every rule id through a PgBouncer in transaction pooling mode (no session state)."""
 
-    @pytest.fixture
-    def store_factory(
-        self, pgbouncer_url: str, store_on: Callable[..., PostgresStateStore]
-    ) -> StoreFactory:
-        return functools.partial(store_on, pgbouncer_url)
+    url_fixture = "pgbouncer_url"

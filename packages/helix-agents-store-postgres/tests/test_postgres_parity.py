@@ -9,19 +9,17 @@ message, and that the drift guard speaks up when the SQL and core disagree.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
+from helix_agents.contract._helpers import item
 from helix_agents.core import (
     ChatMessage,
-    ContextItem,
     ContextItemDelivery,
     MessageCommit,
     StartRun,
     StateStoreError,
-    StoredContextItem,
 )
 from helix_agents.store_memory import MemoryStateStore
 from helix_agents.store_postgres._refusals import RefusalDoc, refuse
@@ -38,14 +36,7 @@ def _rows(*texts: str) -> tuple[ChatMessage, ...]:
 async def _setup(store: Any) -> None:
     """Session ``s``: 5 rows with retention 2 (first index 3), run r1 live, item k delivered."""
     await store.create_session("s", user_id="u")
-    await store.record_context_item(
-        "s",
-        StoredContextItem(
-            key="k",
-            item=ContextItem(kind="notice", content="n"),
-            at=datetime(2026, 1, 1, tzinfo=UTC),
-        ),
-    )
+    await store.record_context_item("s", item("k"))
     await store.append_messages(
         "s",
         MessageCommit(

@@ -11,21 +11,19 @@ import asyncio
 import contextlib
 import struct
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
 import pytest
 
+from helix_agents.contract._helpers import item
 from helix_agents.core import (
     ChatMessage,
-    ContextItem,
     ContextItemDelivery,
     ContextMessage,
     MessageCommit,
     MessageCountConflictError,
     StartRun,
-    StoredContextItem,
 )
 from helix_agents.store_postgres import PoolSettings, PostgresStateStore
 
@@ -149,14 +147,7 @@ async def test_a_commit_is_one_round_trip(
     """Plain, run-starting with deliveries, fenced, refused and replayed commits: one each."""
     store, proxy = counted
     await store.create_session("s")
-    await store.record_context_item(
-        "s",
-        StoredContextItem(
-            key="k",
-            item=ContextItem(kind="notice", content="n"),
-            at=datetime(2026, 1, 1, tzinfo=UTC),
-        ),
-    )
+    await store.record_context_item("s", item("k"))
     opened = len(proxy.kinds)  # opening the store read the migrations table
     plain = MessageCommit(messages=(_user("a"),), expect_message_count=0)
     assert await _count(proxy, store.append_messages("s", plain)) == 1

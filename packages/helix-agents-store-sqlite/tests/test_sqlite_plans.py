@@ -125,3 +125,21 @@ async def test_checkpoint_pages_and_deletes_search_the_primary_key(
     assert await store.delete_checkpoints(sid, ["c\x1f00001", "c\x1f00002"]) == 2
     assert any("ORDER BY checkpoint_id DESC" in s for s in statements)
     assert_no_scan(plans(store.path, statements))
+
+
+async def test_plain_append_and_listing_statements(tmp_path: Path) -> None:
+    """A plain append runs the session row's read and update around its inserts, nothing
+    more; a listing page is one statement, its own snapshot (docs/performance.md)."""
+    async with SQLiteStateStore(tmp_path / "count.db") as store:
+        sid = (await store.create_session(user_id="u")).id
+        statements: list[str] = []
+        await traced(store, statements)
+        rows = (ChatMessage(role="user", content="a"), ChatMessage(role="assistant", content="b"))
+        await store.append_messages(sid, MessageCommit(messages=rows, expect_message_count=0))
+        verbs = [sql.split()[0].upper() for sql in statements]
+        assert verbs == ["BEGIN", "SELECT", "INSERT", "INSERT", "UPDATE", "COMMIT"]
+        statements.clear()
+        page = await store.list_sessions("u")
+        assert [s.id for s in page.sessions] == [sid]
+        assert len(statements) == 1
+        assert statements[0].startswith("SELECT")

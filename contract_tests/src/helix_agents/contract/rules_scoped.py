@@ -15,6 +15,7 @@ from helix_agents.core import (
     MAX_SCOPED_KEYS,
     MessageCountConflictError,
     RunSupersededError,
+    Scope,
     ScopedStateDelta,
     SessionNotFoundError,
     SessionStateStore,
@@ -118,12 +119,20 @@ class ScopedStateRules:
             assert await one.get_scoped_state("user", owner) == {"only": "user"}
             big = (await one.get_scoped_state("app", owner))["big"]
             assert type(big) is int and big == 10**40
-            # A map handed out is the caller's: changing it changes nothing stored.
-            got: dict[str, Any] = await one.get_scoped_state("app", owner)
-            got["nested"]["list"].append("mine")
-            assert await one.get_scoped_state("app", owner) == {**_ODD, "more": [1]}
-            assert await one.get_scoped_state("session", s1) == {}
             assert await one.get_scoped_state("session", s2) == {}
+            await two.append_messages(s2, commit(scoped_state=(own(**_ODD),)))
+            # A map handed out is the caller's: changing it changes nothing stored,
+            # whatever its scope.
+            handed_out: list[tuple[Scope, str, dict[str, Any]]] = [
+                ("app", owner, {**_ODD, "more": [1]}),
+                ("session", s2, _ODD),
+            ]
+            for scope, key, stored in handed_out:
+                got: dict[str, Any] = await one.get_scoped_state(scope, key)
+                got["nested"]["list"].append("mine")
+                got["nested"]["deep"]["a"]["b"].append("mine")
+                assert await one.get_scoped_state(scope, key) == stored
+            assert await one.get_scoped_state("session", s1) == {}
 
     @rule("SCS-3", requires="scoped_state")
     async def test_SCS_3_bad_deltas_are_refused_naming_the_session(

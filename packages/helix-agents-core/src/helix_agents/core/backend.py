@@ -3,10 +3,10 @@
 Users of a store need only :mod:`helix_agents.core`. This module is for backend
 authors (see ``docs/backends/writing.md``): the commit pre-checks, the input
 checks, cursor and page helpers, the storage encoding of messages, the refusal
-table, the ``SessionHandles`` mixin, the context store's ``OutputReads``
-mixin, and the rules on records kept in Python containers (``cut_records`` and
-its kin) for in-process stores. It changes with the rules; its changes are
-listed under "Backend API" in the changelog.
+table, the ``SessionHandles`` and ``ClosesOnExit`` mixins, the context
+store's ``OutputReads`` mixin, and the rules on records kept in Python
+containers (``cut_records`` and its kin) for in-process stores. It changes with
+the rules; its changes are listed under "Backend API" in the changelog.
 """
 
 from .checkpoint_pages import CheckpointRange, check_checkpoint_ids, checkpoint_range
@@ -37,6 +37,7 @@ from .inprocess import (
     resolve_once,
 )
 from .inputs import check_id, check_input, check_json, check_record, check_text
+from .lifecycle import ClosesOnExit
 from .limits import (
     MAX_COUNT,
     MAX_PAGE,
@@ -82,6 +83,7 @@ __all__ = [
     "MAX_PAGE",
     "REFUSALS",
     "CheckpointRange",
+    "ClosesOnExit",
     "CommitPlan",
     "CommitState",
     "OutputReads",

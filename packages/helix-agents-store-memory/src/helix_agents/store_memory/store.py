@@ -6,7 +6,6 @@ import copy
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from types import TracebackType
 from typing import Any, Self, TypeVar
 
 import pydantic
@@ -36,6 +35,7 @@ from helix_agents.core import (
     parse_message,
 )
 from helix_agents.core.backend import (
+    ClosesOnExit,
     SessionHandles,
     add_approvals_once,
     approvals_in_order,
@@ -89,7 +89,7 @@ _metadata = pydantic.TypeAdapter(dict[str, pydantic.JsonValue])
 _SHARED: dict[str, MemoryData] = {}
 
 
-class MemoryStateStore(ContextMethods, SessionHandles):
+class MemoryStateStore(ContextMethods, SessionHandles, ClosesOnExit):
     """Session state in this process; lost when it exits.
 
     Stores built on one :class:`MemoryData` share their sessions, like two
@@ -116,14 +116,6 @@ class MemoryStateStore(ContextMethods, SessionHandles):
     async def __aenter__(self) -> Self:
         self._check_open()
         return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     async def close(self) -> None:
         """Detach from the data; later calls raise :class:`StoreUnavailableError`."""

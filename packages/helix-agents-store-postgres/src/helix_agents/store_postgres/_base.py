@@ -7,7 +7,6 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
-from types import TracebackType
 from typing import Any, Self, TypeVar
 
 import psycopg
@@ -16,7 +15,7 @@ from psycopg.rows import tuple_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from helix_agents.core import StateStoreError, StoreUnavailableError, ValidationError
-from helix_agents.core.backend import check_id
+from helix_agents.core.backend import ClosesOnExit, check_id
 from helix_agents.core.clock import check_clock, utcnow
 from helix_agents.core.errors import session_not_found
 from helix_agents.core.limits import MAX_COUNT
@@ -40,7 +39,7 @@ def big(value: int) -> int:
     return min(value, MAX_COUNT)
 
 
-class StoreBase:
+class StoreBase(ClosesOnExit):
     """Connections, lifecycle and the helpers every operation of the store uses.
 
     There is no lock in the client: each operation borrows a pool connection
@@ -116,14 +115,6 @@ class StoreBase:
                 ) from exc
             raise
         return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     async def close(self) -> None:
         """Close the pool if the store opened it; an application's pool stays open."""

@@ -5,13 +5,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
-from types import TracebackType
 from typing import Any, Self, TypeVar
 
 from redis.asyncio import Redis, RedisCluster
 
 from helix_agents.core import StoreUnavailableError, ValidationError
-from helix_agents.core.backend import check_id
+from helix_agents.core.backend import ClosesOnExit, check_id
 from helix_agents.core.clock import check_clock, utcnow
 from helix_agents.core.errors import session_not_found
 
@@ -31,7 +30,7 @@ __all__ = ["StoreBase"]
 log = logging.getLogger("helix_agents.store_redis")
 
 
-class StoreBase:
+class StoreBase(ClosesOnExit):
     """Owns (or borrows) the client and runs the scripts; the protocol lives in subclasses."""
 
     def __init__(
@@ -106,14 +105,6 @@ class StoreBase:
             await self.close()
             raise
         return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     async def close(self) -> None:
         """Close the client if the store created it; every later call is StoreUnavailableError."""

@@ -153,7 +153,8 @@ def apply_plan(
                 f"UPDATE {table} SET delivered_index = ? WHERE session_id = ? AND {column} = ?",
                 [(index, sid, key) for key, index in deliveries],
             )
-    _scoped.apply(db, plan.scoped_state)
+    if plan.scoped_state:
+        _scoped.apply(db, plan.scoped_state)
     if commit_id is not None:
         db.execute(
             "INSERT INTO __agents_commits (session_id, commit_id, first_index, message_count) "

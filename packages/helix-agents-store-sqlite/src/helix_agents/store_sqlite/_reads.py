@@ -9,6 +9,8 @@ from __future__ import annotations
 import sqlite3
 from datetime import datetime
 
+import pydantic
+
 from helix_agents.core import (
     Checkpoint,
     LateAnswer,
@@ -48,6 +50,9 @@ __all__ = [
     "queued_items",
     "sessions_page",
 ]
+
+# A page's summaries are validated in one call: cheaper than one model built per row.
+_SUMMARIES = pydantic.TypeAdapter(list[SessionSummary])
 
 
 def _rows_from(db: sqlite3.Connection, sid: str, lo: int, hi: int, desc: bool) -> list[Message]:
@@ -166,7 +171,7 @@ def _checkpoints(
 def sessions_page(
     db: sqlite3.Connection, user_id: str, first: int, after: tuple[datetime, str] | None
 ) -> SessionsPage:
-    """A user's sessions, newest activity first, ties by id (SES-6)."""
+    """A user's sessions, newest activity first, ties by id (SES-6). One statement."""
     where = "user_id IS ?"
     params: list[str | int] = [user_id]
     if after is not None:
@@ -181,16 +186,18 @@ def sessions_page(
         "ORDER BY last_activity_us DESC, session_id ASC LIMIT ?",
         (*params, first + 1),
     ).fetchall()
-    summaries = [
-        SessionSummary(
-            id=sid,
-            created_at=from_us(created),
-            last_activity_at=from_us(last),
-            message_count=count,
-            pending_approvals=pending,
-        )
-        for sid, created, last, count, pending in found[:first]
-    ]
+    summaries = _SUMMARIES.validate_python(
+        [
+            {
+                "id": sid,
+                "created_at": from_us(created),
+                "last_activity_at": from_us(last),
+                "message_count": count,
+                "pending_approvals": pending,
+            }
+            for sid, created, last, count, pending in found[:first]
+        ]
+    )
     next_cursor = None
     if len(found) > first:
         last = summaries[-1]

@@ -8,7 +8,6 @@ import os
 import sqlite3
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from types import TracebackType
 from typing import Concatenate, ParamSpec, Self, TypeVar
 
 from helix_agents.core import (
@@ -33,6 +32,7 @@ from helix_agents.core import (
     ValidationError,
 )
 from helix_agents.core.backend import (
+    ClosesOnExit,
     SessionHandles,
     check_checkpoint_ids,
     check_id,
@@ -55,7 +55,7 @@ _T = TypeVar("_T")
 _P = ParamSpec("_P")
 
 
-class SQLiteStateStore(ContextMethods, SessionHandles):
+class SQLiteStateStore(ContextMethods, SessionHandles, ClosesOnExit):
     """Session state in one SQLite file, shared by every store and process that opens it.
 
     ``async with SQLiteStateStore("agent.db") as store`` opens two connections:
@@ -105,14 +105,6 @@ class SQLiteStateStore(ContextMethods, SessionHandles):
             await self.close()
             raise
         return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     async def close(self) -> None:
         """Close both connections; later calls raise ``StoreUnavailableError``."""
@@ -204,7 +196,7 @@ class SQLiteStateStore(ContextMethods, SessionHandles):
         check_id(user_id, "user_id")
         check_listing_first(first)
         after = None if cursor is None else decode_sessions_cursor(user_id, cursor)
-        return await self._read(None, _reads.sessions_page, user_id, first, after)
+        return await self._query(None, _reads.sessions_page, user_id, first, after)
 
     # Rows
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Coroutine
-from types import TracebackType
 from typing import Any, Generic, Protocol, Self, TypeVar, cast
 
 from ..context.protocol import ContextStore
 from ..handles import SessionHandles
+from ..lifecycle import ClosesOnExit
 from ..protocol import SessionStateStore
 from ._telemetry import Telemetry
 
@@ -66,11 +66,12 @@ def _traced(method: _M, session: str | None = None) -> _M:
     return cast(_M, functools.wraps(method)(wrapper))
 
 
-class TracedStore(SessionHandles, SessionStateStore, Generic[S]):
+class TracedStore(SessionHandles, ClosesOnExit, SessionStateStore, Generic[S]):
     """``inner`` with a span around each call; a :class:`SessionStateStore` itself.
 
-    Opening and closing pass straight through. ``session(id)`` handles call
-    the traced store, so their calls are traced too.
+    Opening and closing pass straight through: leaving ``async with`` closes the
+    wrapped store. ``session(id)`` handles call the traced store, so their calls
+    are traced too.
     """
 
     __slots__ = ("_inner", "_t")
@@ -90,14 +91,6 @@ class TracedStore(SessionHandles, SessionStateStore, Generic[S]):
     async def __aenter__(self) -> Self:
         await self._inner.__aenter__()
         return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self._inner.__aexit__(exc_type, exc, tb)
 
     async def close(self) -> None:
         """Close the wrapped store."""
