@@ -41,7 +41,6 @@ from helix_agents.core.backend import (
     check_listing_first,
     check_max_messages,
     check_new_session,
-    check_page_args,
     check_pop_count,
     check_scope,
     check_tail_limit,
@@ -50,8 +49,7 @@ from helix_agents.core.backend import (
     encode_sessions_cursor,
     new_session_id,
     next_activity,
-    next_page_cursor,
-    page_window,
+    page_rows,
     parse_message_json,
     plan_replace,
     pop_keep,
@@ -282,13 +280,10 @@ class JsonDocumentStore(ContextMethods, RecordMethods, SessionHandles, ClosesOnE
     ) -> MessagePage:
         """A page of rows in ``order``; ``next_cursor`` is ``None`` at the end."""
         doc = self._load(session_id)
-        start = check_page_args(session_id, limit, cursor, order)
-        first, count = doc.first_index, doc.message_count
-        lo, hi = page_window(order, start, limit, first, count)
-        indexes = range(lo, hi) if order == "asc" else range(hi - 1, lo - 1, -1)
-        rows = tuple(parse_message_json(doc.rows[i - first]) for i in indexes)
-        next_cursor = next_page_cursor(session_id, order, lo, hi, first, count)
-        return MessagePage(messages=rows, next_cursor=next_cursor)
+        parse = parse_message_json  # each row is stored as its JSON text
+        return page_rows(
+            session_id, doc.rows, doc.first_index, parse, limit=limit, cursor=cursor, order=order
+        )
 
     async def truncate_messages(
         self, session_id: str, keep: int, *, fence_run_id: str | None = None

@@ -15,12 +15,14 @@ from helix_agents.core import (
     CommitResult,
     PendingApproval,
     RunInfo,
+    parse_message,
 )
 from helix_agents.core.backend import (
     add_approvals_once,
     approvals_in_order,
     checkpoints_in_order,
     cut_records,
+    page_rows,
     plan_replace,
     record_once,
     resolve_once,
@@ -93,3 +95,13 @@ def test_plan_replace_cuts_to_keep_and_appends() -> None:
     plan = plan_replace("s", 2, rows, 4, "r1", message_count=4, first_index=0, current_run=live)
     assert (plan.rewind_to, plan.run_id, list(plan.rows)) == (2, None, rows)
     assert plan.result == CommitResult(first_index=2, message_count=3)
+
+
+def test_page_rows_walks_a_list_whose_first_row_is_first_index() -> None:
+    rows = [{"role": "user", "content": str(i)} for i in range(3, 8)]
+    page = page_rows("s", rows, 3, parse_message, limit=3, cursor=None, order="desc")
+    assert [m.content for m in page.messages] == ["7", "6", "5"]
+    assert page.next_cursor is not None
+    rest = page_rows("s", rows, 3, parse_message, limit=3, cursor=page.next_cursor, order="desc")
+    assert [m.content for m in rest.messages] == ["4", "3"]
+    assert rest.next_cursor is None

@@ -8,15 +8,19 @@ applies the same rules in its own queries.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, MutableMapping, MutableSet
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, MutableSet, Sequence
 from typing import Any, TypeVar
 
 from .context.models import OutputRef
 from .errors import approval_not_found
+from .limits import check_page_args, next_page_cursor, page_window
+from .messages import Message
 from .models import (
     ApprovalResolution,
     Checkpoint,
     CommitResult,
+    MessagePage,
+    PageOrder,
     PendingApproval,
     RecordResult,
 )
@@ -26,12 +30,14 @@ __all__ = [
     "add_approvals_once",
     "cut_records",
     "keep_output",
+    "page_rows",
     "record_once",
     "replayed_output",
     "resolve_once",
 ]
 
 _R = TypeVar("_R")
+_Row = TypeVar("_Row")
 
 
 def cut_records(
@@ -118,3 +124,24 @@ def keep_output(
     outputs[ref.output_id] = (ref, content)
     if ref.key is not None:
         keys[ref.key] = ref.output_id
+
+
+def page_rows(
+    session_id: str,
+    rows: Sequence[_Row],
+    first_index: int,
+    parse: Callable[[_Row], Message],
+    *,
+    limit: int,
+    cursor: str | None,
+    order: PageOrder,
+) -> MessagePage:
+    """A page of ``page_messages`` over the stored rows in a list, ``rows[0]`` being row
+    ``first_index``: the arguments checked, each row parsed with ``parse`` (MSG-3)."""
+    start = check_page_args(session_id, limit, cursor, order)
+    count = first_index + len(rows)
+    lo, hi = page_window(order, start, limit, first_index, count)
+    indexes = range(lo, hi) if order == "asc" else range(hi - 1, lo - 1, -1)
+    page = tuple(parse(rows[i - first_index]) for i in indexes)
+    next_cursor = next_page_cursor(session_id, order, lo, hi, first_index, count)
+    return MessagePage(messages=page, next_cursor=next_cursor)

@@ -58,6 +58,7 @@ from helix_agents.core.backend import (
     encode_sessions_cursor,
     new_session_id,
     next_activity,
+    page_rows,
     plan_replace,
     pop_keep,
     record_once,
@@ -70,10 +71,7 @@ from helix_agents.core.errors import session_not_found
 from helix_agents.core.limits import (
     check_listing_first,
     check_max_messages,
-    check_page_args,
     check_tail_limit,
-    next_page_cursor,
-    page_window,
 )
 
 from . import _checkpoint_pages
@@ -305,13 +303,10 @@ class MemoryStateStore(ContextMethods, SessionHandles, ClosesOnExit):
     ) -> MessagePage:
         """A page of rows in ``order``; ``next_cursor`` is ``None`` at the end."""
         with self._session(session_id) as session:
-            start = check_page_args(session_id, limit, cursor, order)
-            first, count = session.first_index, session.message_count
-            lo, hi = page_window(order, start, limit, first, count)
-            indexes = range(lo, hi) if order == "asc" else range(hi - 1, lo - 1, -1)
-            rows = tuple(parse_message(session.rows[i - first]) for i in indexes)
-            next_cursor = next_page_cursor(session_id, order, lo, hi, first, count)
-            return MessagePage(messages=rows, next_cursor=next_cursor)
+            rows, first = session.rows, session.first_index
+            return page_rows(
+                session_id, rows, first, parse_message, limit=limit, cursor=cursor, order=order
+            )
 
     async def truncate_messages(
         self, session_id: str, keep: int, *, fence_run_id: str | None = None
