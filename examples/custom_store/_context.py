@@ -7,8 +7,7 @@ core check and shape the answer, and saves the document after a write.
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import TypeVar
@@ -17,14 +16,15 @@ from helix_agents.core.backend import (
     OutputReads,
     check_input,
     coerce,
+    keep_output,
     output_not_found,
     parse_message_json,
+    replayed_output,
 )
 from helix_agents.core.context import (
     Compaction,
     CompactionResult,
     ContextWindow,
-    HistoryHit,
     HistoryQuery,
     HistorySearch,
     OutputRef,
@@ -33,7 +33,7 @@ from helix_agents.core.context import (
     compaction_result,
     describe_output,
     new_output_id,
-    search_result,
+    search_rows,
     summary_row,
 )
 
@@ -67,9 +67,9 @@ class ContextMethods(OutputReads):
         with self._write(session_id) as doc:
             content, tool_name, key = check_output_args(session_id, content, tool_name, key)
             ctx = doc.context
-            if key is not None and key in ctx.keys:
-                ref, _ = ctx.outputs[ctx.keys[key]]
-                return ref.model_copy(update={"replayed": True})
+            replayed = replayed_output(ctx.outputs, ctx.keys, key)
+            if replayed is not None:
+                return replayed
             ref = describe_output(
                 content,
                 output_id=new_output_id(),
@@ -77,9 +77,7 @@ class ContextMethods(OutputReads):
                 tool_name=tool_name,
                 key=key,
             )
-            ctx.outputs[ref.output_id] = (ref, content)
-            if key is not None:
-                ctx.keys[key] = ref.output_id
+            keep_output(ctx.outputs, ctx.keys, ref, content)
             self._touch(doc)
             return ref
 
@@ -137,18 +135,4 @@ class ContextMethods(OutputReads):
         """Rows of the archive and the live log that match, newest first."""
         doc = self._load(session_id)
         query = HistoryQuery.build(session_id, grep, tool_name, limit)
-        return search_result(query, _hits(query, doc))
-
-
-def _hits(query: HistoryQuery, doc: SessionDoc) -> Iterator[HistoryHit]:
-    """Matching rows, newest first: the live rows, then the archived ones; one past the limit."""
-    live = ((doc.first_index + i, doc.rows[i], False) for i in reversed(range(len(doc.rows))))
-    archived = ((index, row, True) for index, row in reversed(doc.context.archive))
-    found = 0
-    for index, row, was_archived in itertools.chain(live, archived):
-        hit = query.hit(index, row, archived=was_archived)
-        if hit is not None:
-            yield hit
-            found += 1
-            if found > query.limit:
-                return
+        return search_rows(query, doc.first_index, doc.rows, doc.context.archive)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 
 import pydantic
 
@@ -22,16 +22,13 @@ from helix_agents.core.backend import (
     CommitPlan,
     CommitState,
     assert_retained,
-    commit_survives,
+    cut_records,
     dump_message_json,
     parse_message_json,
-    reopen_on_truncate,
 )
 from helix_agents.core.context import OutputRef
 
 __all__ = ["ContextDoc", "SessionDoc"]
-
-Queued = TypeVar("Queued", StoredContextItem, LateAnswer)
 
 
 class _Doc(pydantic.BaseModel):
@@ -69,7 +66,7 @@ class SessionDoc(_Doc):
     items: dict[str, tuple[StoredContextItem, int | None]] = {}
     late: dict[str, tuple[LateAnswer, int | None]] = {}
     approvals: dict[str, PendingApproval] = {}
-    resolved: list[str] = []
+    resolved: set[str] = set()
     checkpoints: dict[str, Checkpoint] = {}
     commits: dict[str, CommitResult] = {}
     scoped: JsonObject = {}  # the session's scoped-state map (docs/scoped-state.md)
@@ -103,14 +100,9 @@ class SessionDoc(_Doc):
         """Drop rows at index >= ``keep`` and whatever hung on them (MSG-4, CI-6, IDEM-2)."""
         assert_retained(self.id, keep, self.first_index, self.message_count)
         del self.rows[keep - self.first_index :]
-        _reopen(self.items, keep)
-        _reopen(self.late, keep)
-        self.checkpoints = {
-            cid: cp for cid, cp in self.checkpoints.items() if cp.message_count <= keep
-        }
-        self.commits = {cid: res for cid, res in self.commits.items() if commit_survives(res, keep)}
-        # CS-11: a compaction whose boundary is past the cut no longer describes the log.
-        self.context.compactions = [c for c in self.context.compactions if c[0] <= keep]
+        # Re-open deliveries, drop checkpoints, commit ids and compactions past the cut.
+        queues = (self.items, self.late)
+        cut_records(keep, queues, self.checkpoints, self.commits, self.context.compactions)
 
     def apply(self, plan: CommitPlan, commit_id: str | None, now: datetime) -> None:
         """Write a plan that ``check_commit`` (or a replace) returned."""
@@ -142,12 +134,6 @@ class SessionDoc(_Doc):
     def ui_count(self) -> int:
         """Rows that are not context rows, dropped ones included."""
         return self.dropped_ui + sum(not _is_context(row) for row in self.rows)
-
-
-def _reopen(queue: dict[str, tuple[Queued, int | None]], keep: int) -> None:
-    """Queue again the records that rows at index >= ``keep`` delivered (CI-6)."""
-    for key in reopen_on_truncate({k: i for k, (_, i) in queue.items()}, keep):
-        queue[key] = (queue[key][0], None)
 
 
 def _is_context(row: str) -> bool:

@@ -14,14 +14,18 @@ from helix_agents.core import (
     StoredContextItem,
 )
 from helix_agents.core.backend import (
-    approval_not_found,
+    add_approvals_once,
+    approvals_in_order,
     assert_fence,
     check_checkpoint_count,
     check_checkpoint_ids,
     check_id,
     checkpoint_range,
+    checkpoints_in_order,
     coerce,
     coerce_all,
+    record_once,
+    resolve_once,
     undelivered_in_order,
 )
 
@@ -46,11 +50,10 @@ class RecordMethods:
         with self._write(session_id) as doc:
             record = coerce(StoredContextItem, record, session_id)
             assert_fence(session_id, fence_run_id, doc.current_run)
-            if record.key in doc.items:
-                return RecordResult(recorded=False)
-            doc.items[record.key] = (record, None)
-            self._touch(doc)
-            return RecordResult(recorded=True)
+            result = record_once(doc.items, record.key, (record, None))
+            if result.recorded:
+                self._touch(doc)
+            return result
 
     async def list_undelivered_context_items(self, session_id: str) -> list[StoredContextItem]:
         """Queued items, by ``at`` then key."""
@@ -63,11 +66,10 @@ class RecordMethods:
         with self._write(session_id) as doc:
             answer = coerce(LateAnswer, answer, session_id)
             assert_fence(session_id, fence_run_id, doc.current_run)
-            if answer.call_id in doc.late:
-                return RecordResult(recorded=False)
-            doc.late[answer.call_id] = (answer, None)
-            self._touch(doc)
-            return RecordResult(recorded=True)
+            result = record_once(doc.late, answer.call_id, (answer, None))
+            if result.recorded:
+                self._touch(doc)
+            return result
 
     async def list_undelivered_late_answers(self, session_id: str) -> list[LateAnswer]:
         """Queued late answers, by ``at`` then call id."""
@@ -86,32 +88,21 @@ class RecordMethods:
         with self._write(session_id) as doc:
             checked = coerce_all(PendingApproval, approvals, session_id, "approvals")
             assert_fence(session_id, fence_run_id, doc.current_run)
-            new = [
-                a
-                for a in checked
-                if a.approval_id not in doc.approvals and a.approval_id not in doc.resolved
-            ]
-            for approval in new:
-                doc.approvals.setdefault(approval.approval_id, approval)
-            if new:
+            if add_approvals_once(doc.approvals, doc.resolved, checked):
                 self._touch(doc)
 
     async def list_pending_approvals(self, session_id: str) -> list[PendingApproval]:
         """Unresolved approvals by ``requested_at``, then id."""
-        approvals = self._load(session_id).approvals.values()
-        return sorted(approvals, key=lambda a: (a.requested_at, a.approval_id))
+        return approvals_in_order(self._load(session_id).approvals.values())
 
     async def resolve_approval(self, session_id: str, approval_id: str) -> ApprovalResolution:
         """``"resolved"`` for exactly one caller, ``"already-resolved"`` for the rest."""
         with self._write(session_id) as doc:
             check_id(approval_id, "approval_id", session_id=session_id)
-            if approval_id in doc.resolved:
-                return "already-resolved"
-            if doc.approvals.pop(approval_id, None) is None:
-                raise approval_not_found(session_id, approval_id)
-            doc.resolved.append(approval_id)
-            self._touch(doc)
-            return "resolved"
+            resolution = resolve_once(session_id, approval_id, doc.approvals, doc.resolved)
+            if resolution == "resolved":
+                self._touch(doc)
+            return resolution
 
     # Checkpoints
 
@@ -125,11 +116,10 @@ class RecordMethods:
                 session_id, checkpoint.checkpoint_id, checkpoint.message_count, doc.message_count
             )
             assert_fence(session_id, fence_run_id, doc.current_run)
-            if checkpoint.checkpoint_id in doc.checkpoints:
-                return RecordResult(recorded=False)
-            doc.checkpoints[checkpoint.checkpoint_id] = checkpoint
-            self._touch(doc)
-            return RecordResult(recorded=True)
+            result = record_once(doc.checkpoints, checkpoint.checkpoint_id, checkpoint)
+            if result.recorded:
+                self._touch(doc)
+            return result
 
     async def get_checkpoint(self, session_id: str, checkpoint_id: str) -> Checkpoint | None:
         """The checkpoint, or ``None``."""
@@ -144,10 +134,7 @@ class RecordMethods:
 
     async def list_checkpoints(self, session_id: str) -> list[Checkpoint]:
         """Checkpoints by ``message_count``, then ``created_at``, then id."""
-        return sorted(
-            self._load(session_id).checkpoints.values(),
-            key=lambda c: (c.message_count, c.created_at, c.checkpoint_id),
-        )
+        return checkpoints_in_order(self._load(session_id).checkpoints.values())
 
     async def page_checkpoints(
         self,

@@ -31,7 +31,6 @@ from helix_agents.core import (
 )
 from helix_agents.core.backend import (
     ClosesOnExit,
-    CommitPlan,
     SessionHandles,
     assert_fence,
     check_commit,
@@ -42,10 +41,7 @@ from helix_agents.core.backend import (
     check_listing_first,
     check_max_messages,
     check_new_session,
-    check_page_args,
     check_pop_count,
-    check_replace,
-    check_replace_state,
     check_scope,
     check_tail_limit,
     coerce,
@@ -53,9 +49,9 @@ from helix_agents.core.backend import (
     encode_sessions_cursor,
     new_session_id,
     next_activity,
-    next_page_cursor,
-    page_window,
+    page_rows,
     parse_message_json,
+    plan_replace,
     pop_keep,
     session_not_found,
     utcnow,
@@ -284,13 +280,10 @@ class JsonDocumentStore(ContextMethods, RecordMethods, SessionHandles, ClosesOnE
     ) -> MessagePage:
         """A page of rows in ``order``; ``next_cursor`` is ``None`` at the end."""
         doc = self._load(session_id)
-        start = check_page_args(session_id, limit, cursor, order)
-        first, count = doc.first_index, doc.message_count
-        lo, hi = page_window(order, start, limit, first, count)
-        indexes = range(lo, hi) if order == "asc" else range(hi - 1, lo - 1, -1)
-        rows = tuple(parse_message_json(doc.rows[i - first]) for i in indexes)
-        next_cursor = next_page_cursor(session_id, order, lo, hi, first, count)
-        return MessagePage(messages=rows, next_cursor=next_cursor)
+        parse = parse_message_json  # each row is stored as its JSON text
+        return page_rows(
+            session_id, doc.rows, doc.first_index, parse, limit=limit, cursor=cursor, order=order
+        )
 
     async def truncate_messages(
         self, session_id: str, keep: int, *, fence_run_id: str | None = None
@@ -329,21 +322,20 @@ class JsonDocumentStore(ContextMethods, RecordMethods, SessionHandles, ClosesOnE
         """If the log still holds ``expect_message_count`` rows, cut it to ``keep`` rows and
         append ``messages``, atomically."""
         with self._write(session_id) as doc:
-            rows = check_replace(session_id, keep, messages, expect_message_count, fence_run_id)
-            check_replace_state(
+            plan = plan_replace(  # every check, then: cut to keep, append the rows
                 session_id,
                 keep,
+                messages,
                 expect_message_count,
                 fence_run_id,
                 message_count=doc.message_count,
                 first_index=doc.first_index,
                 current_run=doc.current_run,
             )
-            result = CommitResult(first_index=keep, message_count=keep + len(rows))
-            doc.apply(CommitPlan(keep, None, rows, (), (), result), None, self._clock())
+            doc.apply(plan, None, self._clock())
             doc.retain(self.max_messages)
             self._touch(doc)
-            return result
+            return plan.result
 
     async def is_truncated(self, session_id: str) -> bool:
         """Whether retention has dropped old rows."""

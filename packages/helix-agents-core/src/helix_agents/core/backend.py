@@ -3,9 +3,10 @@
 Users of a store need only :mod:`helix_agents.core`. This module is for backend
 authors (see ``docs/backends/writing.md``): the commit pre-checks, the input
 checks, cursor and page helpers, the storage encoding of messages, the refusal
-table, the ``SessionHandles`` and ``ClosesOnExit`` mixins and the context
-store's ``OutputReads`` mixin. It changes with the rules; its changes are listed
-under "Backend API" in the changelog.
+table, the ``SessionHandles`` and ``ClosesOnExit`` mixins, the context
+store's ``OutputReads`` mixin, and the rules on records kept in Python
+containers (``cut_records`` and its kin) for in-process stores. It changes with
+the rules; its changes are listed under "Backend API" in the changelog.
 """
 
 from .checkpoint_pages import CheckpointRange, check_checkpoint_ids, checkpoint_range
@@ -17,9 +18,25 @@ from .cursors import (
     encode_message_cursor,
     encode_sessions_cursor,
 )
-from .edits import check_pop_count, check_replace, check_replace_state, check_rows, pop_keep
+from .edits import (
+    check_pop_count,
+    check_replace,
+    check_replace_state,
+    check_rows,
+    plan_replace,
+    pop_keep,
+)
 from .errors import approval_not_found, session_not_found
 from .handles import SessionHandles
+from .inprocess import (
+    add_approvals_once,
+    cut_records,
+    keep_output,
+    page_rows,
+    record_once,
+    replayed_output,
+    resolve_once,
+)
 from .inputs import check_id, check_input, check_json, check_record, check_text
 from .lifecycle import ClosesOnExit
 from .limits import (
@@ -38,6 +55,7 @@ from .registry import ENTRY_POINT_GROUP
 from .rules import (
     CommitPlan,
     CommitState,
+    approvals_in_order,
     assert_deliverable,
     assert_delivery_offsets,
     assert_fence,
@@ -48,6 +66,7 @@ from .rules import (
     check_keep,
     check_limit,
     check_new_session,
+    checkpoints_in_order,
     coerce,
     coerce_all,
     commit_survives,
@@ -70,7 +89,9 @@ __all__ = [
     "CommitState",
     "OutputReads",
     "SessionHandles",
+    "add_approvals_once",
     "approval_not_found",
+    "approvals_in_order",
     "assert_deliverable",
     "assert_delivery_offsets",
     "assert_fence",
@@ -99,25 +120,33 @@ __all__ = [
     "check_tail_limit",
     "check_text",
     "checkpoint_range",
+    "checkpoints_in_order",
     "coerce",
     "coerce_all",
     "commit_survives",
+    "cut_records",
     "decode_message_cursor",
     "decode_sessions_cursor",
     "dump_message_json",
     "encode_message_cursor",
     "encode_sessions_cursor",
+    "keep_output",
     "merge_deltas",
     "new_session_id",
     "next_activity",
     "next_page_cursor",
     "output_not_found",
+    "page_rows",
     "page_window",
     "parse_message_json",
+    "plan_replace",
     "pop_keep",
     "raise_refusal",
+    "record_once",
     "redact_url",
     "reopen_on_truncate",
+    "replayed_output",
+    "resolve_once",
     "session_not_found",
     "undelivered_in_order",
     "utcnow",

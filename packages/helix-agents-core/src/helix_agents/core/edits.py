@@ -15,8 +15,8 @@ from typing import Any
 from .errors import MessageCountConflictError, ValidationError
 from .inputs import check_id, check_record
 from .messages import Message, parse_message
-from .models import RunInfo
-from .rules import assert_fence, assert_retained, check_limit
+from .models import CommitResult, RunInfo
+from .rules import CommitPlan, assert_fence, assert_retained, check_limit
 
 __all__ = [
     "MAX_POP",
@@ -24,6 +24,7 @@ __all__ = [
     "check_replace",
     "check_replace_state",
     "check_rows",
+    "plan_replace",
     "pop_keep",
 ]
 
@@ -102,3 +103,31 @@ def check_replace_state(
             actual=message_count,
         )
     assert_retained(session_id, keep, first_index, message_count)
+
+
+def plan_replace(
+    session_id: str,
+    keep: int,
+    messages: Sequence[Any],
+    expect_message_count: int,
+    fence_run_id: str | None,
+    *,
+    message_count: int,
+    first_index: int,
+    current_run: RunInfo | None,
+) -> CommitPlan:
+    """Every check of a replace, in order (:func:`check_replace`, then
+    :func:`check_replace_state`), and the plan to write: cut to ``keep`` rows,
+    then append the parsed rows (MSG-8). Call it inside the atomic step."""
+    rows = check_replace(session_id, keep, messages, expect_message_count, fence_run_id)
+    check_replace_state(
+        session_id,
+        keep,
+        expect_message_count,
+        fence_run_id,
+        message_count=message_count,
+        first_index=first_index,
+        current_run=current_run,
+    )
+    result = CommitResult(first_index=keep, message_count=keep + len(rows))
+    return CommitPlan(keep, None, rows, (), (), result)

@@ -26,9 +26,11 @@ from .errors import (
 from .inputs import check_id, check_json, check_record
 from .messages import JsonObject, Message, describe
 from .models import (
+    Checkpoint,
     CommitResult,
     LateAnswer,
     MessageCommit,
+    PendingApproval,
     RunInfo,
     RunStatus,
     StoredContextItem,
@@ -42,12 +44,14 @@ __all__ = [
     "assert_delivery_offsets",
     "assert_fence",
     "assert_retained",
+    "approvals_in_order",
     "check_checkpoint_count",
     "check_commit",
     "check_finish_status",
     "check_keep",
     "check_limit",
     "check_new_session",
+    "checkpoints_in_order",
     "coerce",
     "coerce_all",
     "commit_survives",
@@ -287,6 +291,17 @@ def undelivered_in_order(
     """The queued records of ``(record, delivered_at)`` pairs, by ``at`` then key (CI-4)."""
     queued = [record for record, index in entries if index is None]
     return sorted(queued, key=_queue_order)
+
+
+def approvals_in_order(approvals: Iterable[PendingApproval]) -> list[PendingApproval]:
+    """Pending approvals in listing order: by ``requested_at``, then id (APR-1)."""
+    return sorted(approvals, key=lambda a: (a.requested_at, a.approval_id))
+
+
+def checkpoints_in_order(checkpoints: Iterable[Checkpoint]) -> list[Checkpoint]:
+    """Checkpoints in listing order: by ``message_count``, then ``created_at``, then id;
+    the last one is the latest (CKP-1)."""
+    return sorted(checkpoints, key=lambda c: (c.message_count, c.created_at, c.checkpoint_id))
 
 
 def _queue_order(record: Any) -> tuple[datetime, str]:

@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from helix_agents.core import parse_message
-from helix_agents.core.backend import OutputReads, check_input, coerce, output_not_found
+from helix_agents.core.backend import (
+    OutputReads,
+    check_input,
+    coerce,
+    keep_output,
+    output_not_found,
+    replayed_output,
+)
 from helix_agents.core.context import (
     Compaction,
     CompactionResult,
     ContextWindow,
-    HistoryHit,
     HistoryQuery,
     HistorySearch,
     OutputRef,
@@ -23,7 +28,7 @@ from helix_agents.core.context import (
     compaction_result,
     describe_output,
     new_output_id,
-    search_result,
+    search_rows,
     summary_row,
 )
 
@@ -65,9 +70,9 @@ class ContextMethods(OutputReads):
         )
         with self._session(session_id) as session:
             ctx = session.context
-            if key is not None and key in ctx.keys:
-                first = ctx.outputs[ctx.keys[key]][0]
-                return first.model_copy(update={"replayed": True})
+            replayed = replayed_output(ctx.outputs, ctx.keys, key)
+            if replayed is not None:
+                return replayed
             ref = describe_output(
                 content,
                 output_id=new_output_id(),
@@ -75,9 +80,7 @@ class ContextMethods(OutputReads):
                 tool_name=tool_name,
                 key=key,
             )
-            ctx.outputs[ref.output_id] = (ref, content)
-            if key is not None:
-                ctx.keys[key] = ref.output_id
+            keep_output(ctx.outputs, ctx.keys, ref, content)
             self._touch(session)
             return ref
 
@@ -138,24 +141,4 @@ class ContextMethods(OutputReads):
             # Copies of the lists (rows are never changed in place): the search runs unlocked.
             first, live = session.first_index, list(session.rows)
             archive = list(session.context.archive)
-        return search_result(query, _hits(query, first, live, archive))
-
-
-def _hits(
-    query: HistoryQuery,
-    first: int,
-    live: list[dict[str, Any]],
-    archive: list[tuple[int, dict[str, Any]]],
-) -> Iterator[HistoryHit]:
-    found = 0
-    newest_first = itertools.chain(
-        ((first + i, live[i], False) for i in range(len(live) - 1, -1, -1)),
-        ((index, row, True) for index, row in reversed(archive)),
-    )
-    for index, row, archived in newest_first:
-        hit = query.hit(index, row, archived=archived)
-        if hit is not None:
-            yield hit
-            found += 1
-            if found > query.limit:
-                return
+        return search_rows(query, first, live, archive)

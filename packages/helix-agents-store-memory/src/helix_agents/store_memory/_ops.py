@@ -10,8 +10,7 @@ from helix_agents.core.backend import (
     CommitPlan,
     CommitState,
     assert_retained,
-    commit_survives,
-    reopen_on_truncate,
+    cut_records,
 )
 
 from ._state import MemoryData, SessionData
@@ -47,18 +46,8 @@ def cut_rows(session: SessionData, keep: int) -> None:
     cut = keep - session.first_index
     del session.rows[cut:]
     del session.context_flags[cut:]
-    for key in reopen_on_truncate({k: i for k, (_, i) in session.items.items()}, keep):
-        session.items[key] = (session.items[key][0], None)
-    for key in reopen_on_truncate({k: i for k, (_, i) in session.late.items()}, keep):
-        session.late[key] = (session.late[key][0], None)
-    session.checkpoints = {
-        cid: cp for cid, cp in session.checkpoints.items() if cp.message_count <= keep
-    }
-    session.commits = {
-        cid: result for cid, result in session.commits.items() if commit_survives(result, keep)
-    }
-    # CS-11: a compaction whose boundary is past the cut no longer describes the log.
-    session.context.compactions = [c for c in session.context.compactions if c[0] <= keep]
+    queues = (session.items, session.late)
+    cut_records(keep, queues, session.checkpoints, session.commits, session.context.compactions)
 
 
 def apply_plan(

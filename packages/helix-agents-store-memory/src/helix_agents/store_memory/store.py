@@ -36,8 +36,9 @@ from helix_agents.core import (
 )
 from helix_agents.core.backend import (
     ClosesOnExit,
-    CommitPlan,
     SessionHandles,
+    add_approvals_once,
+    approvals_in_order,
     assert_fence,
     check_checkpoint_count,
     check_checkpoint_ids,
@@ -48,29 +49,29 @@ from helix_agents.core.backend import (
     check_limit,
     check_new_session,
     check_pop_count,
-    check_replace,
-    check_replace_state,
     check_scope,
     checkpoint_range,
+    checkpoints_in_order,
     coerce,
     coerce_all,
     decode_sessions_cursor,
     encode_sessions_cursor,
     new_session_id,
     next_activity,
+    page_rows,
+    plan_replace,
     pop_keep,
+    record_once,
     redact_url,
+    resolve_once,
     undelivered_in_order,
 )
 from helix_agents.core.clock import check_clock, utcnow
-from helix_agents.core.errors import approval_not_found, session_not_found
+from helix_agents.core.errors import session_not_found
 from helix_agents.core.limits import (
     check_listing_first,
     check_max_messages,
-    check_page_args,
     check_tail_limit,
-    next_page_cursor,
-    page_window,
 )
 
 from . import _checkpoint_pages
@@ -302,13 +303,10 @@ class MemoryStateStore(ContextMethods, SessionHandles, ClosesOnExit):
     ) -> MessagePage:
         """A page of rows in ``order``; ``next_cursor`` is ``None`` at the end."""
         with self._session(session_id) as session:
-            start = check_page_args(session_id, limit, cursor, order)
-            first, count = session.first_index, session.message_count
-            lo, hi = page_window(order, start, limit, first, count)
-            indexes = range(lo, hi) if order == "asc" else range(hi - 1, lo - 1, -1)
-            rows = tuple(parse_message(session.rows[i - first]) for i in indexes)
-            next_cursor = next_page_cursor(session_id, order, lo, hi, first, count)
-            return MessagePage(messages=rows, next_cursor=next_cursor)
+            rows, first = session.rows, session.first_index
+            return page_rows(
+                session_id, rows, first, parse_message, limit=limit, cursor=cursor, order=order
+            )
 
     async def truncate_messages(
         self, session_id: str, keep: int, *, fence_run_id: str | None = None
@@ -347,22 +345,20 @@ class MemoryStateStore(ContextMethods, SessionHandles, ClosesOnExit):
         """If the log still holds ``expect_message_count`` rows, cut it to ``keep`` rows and
         append ``messages``, atomically."""
         with self._session(session_id) as session:
-            rows = check_replace(session_id, keep, messages, expect_message_count, fence_run_id)
-            check_replace_state(
+            plan = plan_replace(
                 session_id,
                 keep,
+                messages,
                 expect_message_count,
                 fence_run_id,
                 message_count=session.message_count,
                 first_index=session.first_index,
                 current_run=session.current_run,
             )
-            result = CommitResult(first_index=keep, message_count=keep + len(rows))
-            plan = CommitPlan(keep, None, rows, (), (), result)
             apply_plan(self.data, session, plan, None, self._clock())
             retain(session, self.max_messages)
             self._touch(session)
-            return result
+            return plan.result
 
     async def is_truncated(self, session_id: str) -> bool:
         """Whether retention has dropped old rows."""
@@ -413,11 +409,10 @@ class MemoryStateStore(ContextMethods, SessionHandles, ClosesOnExit):
             record = coerce(kind, record, session_id)
             assert_fence(session_id, fence_run_id, session.current_run)
             queue, key = _queue_of(session, record)
-            if key in queue:
-                return RecordResult(recorded=False)
-            queue[key] = (record.model_copy(deep=True), None)
-            self._touch(session)
-            return RecordResult(recorded=True)
+            result = record_once(queue, key, (record.model_copy(deep=True), None))
+            if result.recorded:
+                self._touch(session)
+            return result
 
     def _undelivered(
         self,
@@ -441,34 +436,24 @@ class MemoryStateStore(ContextMethods, SessionHandles, ClosesOnExit):
         with self._session(session_id) as session:
             checked = coerce_all(PendingApproval, approvals, session_id, "approvals")
             assert_fence(session_id, fence_run_id, session.current_run)
-            added = False
-            for approval in checked:
-                known = approval.approval_id in session.approvals
-                if not known and approval.approval_id not in session.resolved:
-                    session.approvals[approval.approval_id] = approval.model_copy(deep=True)
-                    added = True
-            if added:
+            copies = [approval.model_copy(deep=True) for approval in checked]
+            if add_approvals_once(session.approvals, session.resolved, copies):
                 self._touch(session)
 
     async def list_pending_approvals(self, session_id: str) -> list[PendingApproval]:
         """Unresolved approvals by ``requested_at``, then id."""
         with self._session(session_id) as session:
-            pending = sorted(
-                session.approvals.values(), key=lambda a: (a.requested_at, a.approval_id)
-            )
+            pending = approvals_in_order(session.approvals.values())
             return [a.model_copy(deep=True) for a in pending]
 
     async def resolve_approval(self, session_id: str, approval_id: str) -> ApprovalResolution:
         """``"resolved"`` for exactly one caller, ``"already-resolved"`` for the rest."""
         with self._session(session_id) as session:
             check_id(approval_id, "approval_id", session_id=session_id)
-            if approval_id in session.resolved:
-                return "already-resolved"
-            if session.approvals.pop(approval_id, None) is None:
-                raise approval_not_found(session_id, approval_id)
-            session.resolved.add(approval_id)
-            self._touch(session)
-            return "resolved"
+            resolution = resolve_once(session_id, approval_id, session.approvals, session.resolved)
+            if resolution == "resolved":
+                self._touch(session)
+            return resolution
 
     # Checkpoints
 
@@ -485,11 +470,11 @@ class MemoryStateStore(ContextMethods, SessionHandles, ClosesOnExit):
                 session.message_count,
             )
             assert_fence(session_id, fence_run_id, session.current_run)
-            if checkpoint.checkpoint_id in session.checkpoints:
-                return RecordResult(recorded=False)
-            session.checkpoints[checkpoint.checkpoint_id] = checkpoint.model_copy(deep=True)
-            self._touch(session)
-            return RecordResult(recorded=True)
+            stored = checkpoint.model_copy(deep=True)
+            result = record_once(session.checkpoints, stored.checkpoint_id, stored)
+            if result.recorded:
+                self._touch(session)
+            return result
 
     async def get_checkpoint(self, session_id: str, checkpoint_id: str) -> Checkpoint | None:
         """The checkpoint, or ``None``."""
@@ -506,10 +491,7 @@ class MemoryStateStore(ContextMethods, SessionHandles, ClosesOnExit):
     async def list_checkpoints(self, session_id: str) -> list[Checkpoint]:
         """Checkpoints by ``message_count``, then ``created_at``, then id."""
         with self._session(session_id) as session:
-            ordered = sorted(
-                session.checkpoints.values(),
-                key=lambda c: (c.message_count, c.created_at, c.checkpoint_id),
-            )
+            ordered = checkpoints_in_order(session.checkpoints.values())
             return [c.model_copy(deep=True) for c in ordered]
 
     async def page_checkpoints(

@@ -30,6 +30,7 @@ from .history import (
     row_text,
     row_tool_names,
     search_result,
+    search_rows,
     summary_row,
 )
 from .literals import required_literal, safe_literal
@@ -123,6 +124,7 @@ __all__ = [
     "row_tool_names",
     "safe_literal",
     "search_result",
+    "search_rows",
     "split_lines",
     "summary_row",
 ]

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -23,6 +24,7 @@ __all__ = [
     "row_text",
     "row_tool_names",
     "search_result",
+    "search_rows",
     "summary_row",
 ]
 
@@ -177,6 +179,38 @@ def search_result(query: HistoryQuery, hits: Iterable[HistoryHit]) -> HistorySea
     else:
         note = f"{len(found)} hits, newest first"
     return HistorySearch(hits=tuple(found), truncated=cut, note=note)
+
+
+def search_rows(
+    query: HistoryQuery,
+    first_index: int,
+    live: Sequence[str | Row],
+    archive: Sequence[tuple[int, str | Row]],
+) -> HistorySearch:
+    """The search over rows held in memory: ``live`` rows from ``first_index`` on, then the
+    ``(index, row)`` pairs retention archived, both newest first (CS-10)."""
+    return search_result(query, _hits(query, first_index, live, archive))
+
+
+def _hits(
+    query: HistoryQuery,
+    first_index: int,
+    live: Sequence[str | Row],
+    archive: Sequence[tuple[int, str | Row]],
+) -> Iterator[HistoryHit]:
+    """Matching rows, newest first; stops one past the limit."""
+    newest_first = itertools.chain(
+        ((first_index + i, live[i], False) for i in range(len(live) - 1, -1, -1)),
+        ((index, row, True) for index, row in reversed(archive)),
+    )
+    found = 0
+    for index, row, archived in newest_first:
+        hit = query.hit(index, row, archived=archived)
+        if hit is not None:
+            yield hit
+            found += 1
+            if found > query.limit:
+                return
 
 
 def check_compaction(
