@@ -115,7 +115,9 @@ async def test_puts_racing_delete_thread_stay_indexed(backend: Backend) -> None:
                     pass  # the parent, or the thread itself, was deleted under the put
                 done.append(thread)
 
-            async def delete(delay: int = round_, threads: list[str] = threads) -> bool:
+            async def delete(
+                delay: int = round_, threads: list[str] = threads, done: list[str] = done
+            ) -> bool:
                 for _ in range(delay * 3):
                     await asyncio.sleep(0)
                 during = len(done) < len(threads)
