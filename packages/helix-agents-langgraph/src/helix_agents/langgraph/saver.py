@@ -306,7 +306,7 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
 
         A put racing the delete may have saved one of them again (a retry, or
         a claim's checkpoint finished by the next writer): its entry is added
-        back, so the index never misses a checkpoint that exists.
+        back (docs/integrations/langgraph.md, "Deleting runs").
         """
         if not gone:
             return
