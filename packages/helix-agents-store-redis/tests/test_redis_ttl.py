@@ -100,18 +100,21 @@ async def test_idle_ttl_expires_the_whole_idle_session_and_nothing_else(
         await fill_every_key(store, "busy", "u")
         await forever.create_session("kept", user_id="u")
         ttls = await key_ttls(store, "idle")
-        assert all(0 < ttl <= 1000 for ttl in ttls.values()), ttls  # every key, one deadline
+        # Every key, one deadline; but the journal holding a landed delta has none.
+        assert ttls.pop("scsj") == -1
+        assert all(0 < ttl <= 1000 for ttl in ttls.values()), ttls
         assert await store.client.pttl(store.options.keys.meta("kept")) == -1
         # "busy" keeps writing; "idle" and "kept" are left alone for 1.6 s.
         with anyio.move_on_after(1.6):
             while True:
                 await store.append_messages("busy", MessageCommit())
                 await anyio.sleep(0.2)
-        assert set((await key_ttls(store, "idle")).values()) == {-2}
+        ttls = await key_ttls(store, "idle")
+        assert ttls.pop("scsj") == -1 and set(ttls.values()) == {-2}
         assert await store.get_session("idle") is None
         with pytest.raises(SessionNotFoundError):
             await store.get_messages("idle")
-        assert all(ttl > 0 for ttl in (await key_ttls(store, "busy")).values())
+        assert all(ttl > 0 for k, ttl in (await key_ttls(store, "busy")).items() if k != "scsj")
         assert await store.get_message_count("busy") == 5
         assert [i.key for i in await store.list_undelivered_context_items("busy")] == ["k2"]
         assert [a.approval_id for a in await store.list_pending_approvals("busy")] == ["a2"]
@@ -128,6 +131,9 @@ async def test_idle_ttl_expires_the_whole_idle_session_and_nothing_else(
         await store.create_session("idle", user_id="u")
         assert await store.get_message_count("idle") == 0
         assert await store.list_pending_approvals("idle") == []
+        # But for its landed user delta, which the map's next reader applies.
+        assert await forever.get_scoped_state("user", "pending") == {"p": 1}
+        assert await store.client.pttl(store.options.keys.session("idle", ("scsj",))[0]) == -2
 
 
 async def test_a_write_without_idle_ttl_makes_the_whole_session_persistent(
@@ -138,9 +144,11 @@ async def test_a_write_without_idle_ttl_makes_the_whole_session_persistent(
         standalone_factory() as keeping,
     ):
         await fill_every_key(expiring, "s", "u")
-        assert all(ttl > 0 for ttl in (await key_ttls(expiring, "s")).values())
+        ttls = await key_ttls(expiring, "s")
+        assert ttls.pop("scsj") == -1 and all(ttl > 0 for ttl in ttls.values())
         await keeping.append_messages("s", MessageCommit())
         assert set((await key_ttls(keeping, "s")).values()) == {-1}
         assert await keeping.client.pttl(keeping.options.keys.user("u")) == -1
         await expiring.append_messages("s", MessageCommit())
-        assert all(0 < ttl <= 60_000 for ttl in (await key_ttls(expiring, "s")).values())
+        ttls = await key_ttls(expiring, "s")
+        assert ttls.pop("scsj") == -1 and all(0 < ttl <= 60_000 for ttl in ttls.values())

@@ -12,8 +12,9 @@ user map lives under its own hash tag, so the commit script cannot reach it; ins
    forgets the sealed writer entries (``scs_drop``).
 
 A crash between 2 and 3 leaves the session in the map's writers: every reader of the
-map, and every later writer, settles each writer first, so no landed delta is lost, and
-the marks make a second application a no-op.
+map, and every later writer, settles each writer first, so no landed delta is lost (a
+journal holding entries has no idle TTL: it outlives an expired session), and the marks
+make a second application a no-op.
 """
 
 from __future__ import annotations

@@ -45,7 +45,9 @@ local function next_activity(known)
   return NOW
 end
 
--- Every key of the session gets the same deadline (or none), so it expires whole.
+-- Every key of the session gets the same deadline (or none), so it expires whole; but
+-- a journal holding app or user deltas never expires: they landed, and the next reader
+-- of their map applies them (docs/scoped-state.md, "Redis"; empty, the key is gone).
 -- Returns the deadline (ms, as a string), or '0' for none.
 local function expire_session()
   if TTL > 0 then
@@ -54,6 +56,7 @@ local function expire_session()
     for i = 1, #KEYS do
       redis.call('PEXPIREAT', KEYS[i], deadline)
     end
+    redis.call('PERSIST', SCSJ)
     return deadline
   elseif redis.call('PTTL', META) ~= -1 then
     -- All keys share one deadline or none, so the meta key speaks for them all.

@@ -5,10 +5,25 @@
 if redis.call('EXISTS', META) == 1 then
   return {'exists'}
 end
--- Nothing of an earlier session with this id may survive into the new one.
-redis.call('DEL', unpack(KEYS, 2))
+-- Nothing of an earlier session with this id may survive into the new one, but the
+-- app and user deltas its journal still holds: they landed (docs/scoped-state.md,
+-- "Redis"). The new session numbers its entries after them.
+local stale, last = {}, 0
+for i = 2, #KEYS do
+  if KEYS[i] ~= SCSJ then
+    stale[#stale + 1] = KEYS[i]
+  end
+end
+redis.call('DEL', unpack(stale))
+for _, seq in ipairs(redis.call('HKEYS', SCSJ)) do
+  last = math.max(last, tonumber(seq))
+end
 local fields = {'created', int(NOW), 'first', ARGV[9], 'count', ARGV[10], 'ui', ARGV[11],
   'md', ARGV[8]}
+if last > 0 then
+  fields[#fields + 1] = 'scsn'
+  fields[#fields + 1] = last
+end
 if ARGV[5] == '1' then
   for _, v in ipairs({'user', ARGV[6], 'ukey', ARGV[7]}) do
     fields[#fields + 1] = v

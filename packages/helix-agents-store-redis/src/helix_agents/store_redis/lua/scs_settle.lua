@@ -9,7 +9,9 @@ for i = 2, n + 1 do
   redis.call('HDEL', KEYS[2], ARGV[i])
 end
 local sealed = {}
-local alive = redis.call('EXISTS', KEYS[1]) == 1
+-- A seal goes only to a live session, and expires with it (lua/_session.lua).
+local deadline = redis.call('PEXPIRETIME', KEYS[1])
+local alive = deadline ~= -2
 for i = n + 2, #ARGV, 2 do
   local map, token = ARGV[i], ARGV[i + 1]
   local pending = tonumber(redis.call('HGET', KEYS[3], map) or '-1')
@@ -27,6 +29,9 @@ for i = n + 2, #ARGV, 2 do
   if not waiting then
     if alive then
       redis.call('HSET', KEYS[4], map, token)
+      if deadline > 0 then
+        redis.call('PEXPIREAT', KEYS[4], deadline)
+      end
     end
     sealed[#sealed + 1] = map
   end
