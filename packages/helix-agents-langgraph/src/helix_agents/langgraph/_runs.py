@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from pydantic import JsonValue
 
@@ -26,7 +27,7 @@ from helix_agents.core import ValidationError
 from ._layout import SEP, checkpoint_key, claim_key, writes_prefix
 from ._threads import Threads
 
-__all__ = ["RUN_INDEX", "RunIndex", "check_thread"]
+__all__ = ["RUN_INDEX", "Entry", "RunIndex", "check_thread"]
 
 RUN_INDEX = f"langgraph{SEP}runs"
 """The session that holds the run index; no thread may have this id."""
@@ -51,25 +52,35 @@ def _deleted_key(run: str) -> str:
     return f"d{SEP}{_digest(run)}"
 
 
+class Entry(NamedTuple):
+    """What the index records of one checkpoint of a run."""
+
+    run: str
+    thread: str
+    ns: str
+    id: str
+    parent: str | None
+
+    @property
+    def key(self) -> str:
+        """The id of its record in the index."""
+        return _run_prefix(self.run) + _digest(self.thread, self.ns, self.id)
+
+
 class RunIndex:
     """The run index of the threads in one store."""
 
     def __init__(self, threads: Threads) -> None:
         self._threads = threads
 
-    async def add(
-        self, run: str, thread: str, ns: str, checkpoint_id: str, parent: str | None
-    ) -> None:
-        """Record that ``run`` writes ``checkpoint_id``; call before writing it."""
-        entry: JsonValue = {
-            "run": run,
-            "thread": thread,
-            "ns": ns,
-            "id": checkpoint_id,
-            "parent": parent,
-        }
-        key = _run_prefix(run) + _digest(thread, ns, checkpoint_id)
-        await self._threads.save(RUN_INDEX, key, entry)
+    async def add(self, entry: Entry) -> bool:
+        """Record ``entry``, insert-once, before its checkpoint is written; whether it is new."""
+        state: JsonValue = dict(entry._asdict())
+        return await self._threads.save(RUN_INDEX, entry.key, state)
+
+    async def forget(self, entries: Sequence[Entry]) -> None:
+        """Delete ``entries``; call after deleting their checkpoints."""
+        await self._threads.delete(RUN_INDEX, [entry.key for entry in entries])
 
     async def deleted(self, run: str) -> bool:
         """Whether ``delete_for_runs`` was called for ``run``."""

@@ -37,7 +37,7 @@ from ._layout import (
     write_key,
     writes_prefix,
 )
-from ._runs import RunIndex, check_thread
+from ._runs import Entry, RunIndex, check_thread
 from ._threads import Threads
 from ._values import JsonValues, strict_serializer
 
@@ -211,15 +211,19 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
             "values": {k: self._values.dump(v) for k, v in checkpoint["channel_values"].items()},
             "metadata": self._values.dump(metadata),
         }
-        run = metadata.get("run_id")
-        if run is not None:  # indexed first: a put that dies after it leaves an extra entry
-            await self._runs.add(str(run), thread, ns, checkpoint_id, parent)
+        run = _run_of(metadata)
+        entry = None if run is None else Entry(run, thread, ns, checkpoint_id, parent)
+        # Indexed first: a put that dies after it leaves an extra entry.
+        fresh = entry is None or await self._runs.add(entry)
         if parent and not config["configurable"].get(FORK):
             await self._claim(thread, ns, parent, checkpoint_id, state)
         await self._threads.save(thread, checkpoint_key(ns, checkpoint_id), state)
-        if run is not None and await self._runs.deleted(str(run)):
+        if entry is not None and await self._runs.deleted(entry.run):
             # delete_for_runs of this run ran beside this put and may have missed it.
             await self._runs.remove(thread, ns, checkpoint_id, parent)
+        elif entry is not None and not fresh:
+            # A retry: delete_thread or prune may have dropped the entry since it was saved.
+            await self._runs.add(entry)
         return _config(thread, ns, checkpoint_id)
 
     async def _claim(
@@ -240,10 +244,12 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
         if winner == checkpoint_id:
             return  # this same put, retried
         # The winner's claim carries its whole record: finish its put if it stopped halfway.
-        await self._threads.save(thread, checkpoint_key(ns, winner), held)
-        run = _run_of(self._values.load(_field(held, "metadata")))
-        if run is not None and await self._runs.deleted(run):
+        finished = await self._threads.save(thread, checkpoint_key(ns, winner), held)
+        entry = self._entry(thread, held)
+        if entry is not None and await self._runs.deleted(entry.run):
             await self._runs.remove(thread, ns, winner, parent)
+        elif entry is not None and finished:  # delete_thread or prune may have dropped it
+            await self._runs.add(entry)
         raise StaleCheckpointError(
             f"thread {thread!r}: checkpoint {parent!r} (namespace {ns!r}) was already "
             f"extended by {winner!r}; reload the thread and retry",
@@ -282,9 +288,48 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
             await self._threads.save(thread, key, state)
 
     async def adelete_thread(self, thread_id: str) -> None:
-        """Delete the thread: its session and everything in it."""
+        """Delete the thread: its session and everything in it, then its run index entries."""
         self._bind()
-        await self.store.delete_session(check_thread(thread_id))
+        await self._delete_thread(check_thread(thread_id))
+
+    async def _delete_thread(self, thread: str) -> None:
+        gone = [
+            entry
+            async for record in self._threads.walk(thread, ALL_CHECKPOINTS)
+            if (entry := self._entry(thread, record.state)) is not None
+        ]
+        await self.store.delete_session(thread)
+        await self._forget(thread, gone)
+
+    async def _forget(self, thread: str, gone: Sequence[Entry]) -> None:
+        """Drop the index entries of ``gone``, checkpoints of ``thread`` just deleted.
+
+        A put racing the delete may have saved one of them again (a retry, or
+        a claim's checkpoint finished by the next writer): its entry is added
+        back (docs/integrations/langgraph.md, "Deleting runs").
+        """
+        if not gone:
+            return
+        await self._runs.forget(gone)
+        dropped = set(gone)
+        async for record in self._threads.walk(thread, ALL_CHECKPOINTS):
+            entry = self._entry(thread, record.state)
+            if entry in dropped:
+                await self._runs.add(entry)
+
+    def _entry(self, thread: str, state: JsonValue) -> Entry | None:
+        """The index entry of a checkpoint record of ``thread``; ``None`` without a run."""
+        run = _run_of(self._values.load(_field(state, "metadata")))
+        if run is None:
+            return None
+        parent = _field(state, "parent")
+        return Entry(
+            run,
+            thread,
+            str(_field(state, "ns")),
+            str(_field(state, "id")),
+            None if parent is None else str(parent),
+        )
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Delete every checkpoint whose metadata ``run_id`` is one of ``run_ids``, in
@@ -307,17 +352,10 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
         runs: set[str] = set()
         # The copies carry their runs' ids: index them before they exist.
         async for record in self._threads.walk(source, ALL_CHECKPOINTS):
-            run = _run_of(self._values.load(_field(record.state, "metadata")))
-            if run is not None:
-                runs.add(run)
-                parent = _field(record.state, "parent")
-                await self._runs.add(
-                    run,
-                    target,
-                    str(_field(record.state, "ns")),
-                    str(_field(record.state, "id")),
-                    None if parent is None else str(parent),
-                )
+            entry = self._entry(target, record.state)
+            if entry is not None:
+                runs.add(entry.run)
+                await self._runs.add(entry)
         try:
             await self.store.clone_session(source, target)
         except SessionNotFoundError as exc:
@@ -335,17 +373,20 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
             raise ValidationError(f"unknown prune strategy {strategy!r}: keep_latest or delete")
         for thread in map(check_thread, thread_ids):
             if strategy == "delete":
-                await self.store.delete_session(thread)
+                await self._delete_thread(thread)
             else:
                 await self._keep_latest(thread)
 
     async def _keep_latest(self, thread: str) -> None:
         kept: dict[str, str] = {}
         doomed: list[str] = []
+        gone: list[Entry] = []
         async for record in self._threads.walk(thread, ALL_CHECKPOINTS):
             ns = str(_field(record.state, "ns"))
             if ns in kept:  # greatest key first: the first of a namespace is its newest
                 doomed.append(record.checkpoint_id)
+                if (entry := self._entry(thread, record.state)) is not None:
+                    gone.append(entry)
             else:
                 kept[ns] = str(_field(record.state, "id"))
         keep_writes = tuple(writes_prefix(ns, cid) for ns, cid in kept.items())
@@ -356,6 +397,7 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
             if not r.checkpoint_id.startswith(keep_writes)
         ]
         await self._threads.delete(thread, doomed)
+        await self._forget(thread, gone)
 
     # The sync API: the same calls, run on the store's event loop.
 
