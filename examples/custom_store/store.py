@@ -122,7 +122,6 @@ class JsonDocumentStore(ContextMethods, RecordMethods, SessionHandles, ClosesOnE
         doc.last_activity_at = next_activity(doc.last_activity_at, self._clock())
 
     def _insert(self, doc: SessionDoc) -> SessionInfo:
-        self._check_open()
         if doc.id in self.documents:
             raise SessionExistsError(f"session {doc.id!r} exists", session_id=doc.id)
         self.documents[doc.id] = doc.dump()
@@ -138,6 +137,7 @@ class JsonDocumentStore(ContextMethods, RecordMethods, SessionHandles, ClosesOnE
         metadata: JsonObject | None = None,
     ) -> SessionInfo:
         """Create a session; mint a unique id when none is given."""
+        self._check_open()
         sid, meta = check_new_session(session_id, user_id, metadata)
         now = self._clock()
         return self._insert(

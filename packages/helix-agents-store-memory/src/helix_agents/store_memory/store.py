@@ -150,12 +150,12 @@ class MemoryStateStore(ContextMethods, SessionHandles, ClosesOnExit):
         metadata: JsonObject | None = None,
     ) -> SessionInfo:
         """Create a session; mint a unique id when none is given."""
+        self._check_open()
         sid, meta = check_new_session(session_id, user_id, metadata)
         now = self._clock()
         return self._insert(SessionData(sid, user_id, now, now, meta))
 
     def _insert(self, fresh: SessionData) -> SessionInfo:
-        self._check_open()
         # A deleted session leaves the map under its lock, so anything found here is live;
         # holding the new one's lock keeps writers out until it is listed.
         with fresh.lock:

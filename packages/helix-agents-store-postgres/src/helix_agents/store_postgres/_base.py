@@ -154,12 +154,17 @@ class StoreBase(ClosesOnExit):
 
     # Helpers
 
-    def _ensure_open(self, what: str, session_id: str | None) -> None:
+    def _ensure_open(self, what: str, session_id: object) -> None:
+        """Refuse a closed store before any argument is looked at (INP-5)."""
         if self._closed:
-            where = "" if session_id is None else f"session {session_id!r}: "
-            raise StoreUnavailableError(
-                f"{where}{what}: the store is closed", session_id=session_id
-            )
+            sid = session_id if isinstance(session_id, str) else None
+            where = "" if sid is None else f"session {sid!r}: "
+            raise StoreUnavailableError(f"{where}{what}: the store is closed", session_id=sid)
+
+    def _open_session(self, what: str, session_id: str) -> None:
+        """The store is open, then the session id is well formed."""
+        self._ensure_open(what, session_id)
+        check_id(session_id, "session_id")
 
     def _wrap(
         self,
@@ -292,8 +297,7 @@ class StoreBase(ClosesOnExit):
     async def _checked(self, session_id: str, what: str, check: Callable[[], _T]) -> _T:
         """``check()`` after the store and the session id; if it refuses the input, a missing
         session is reported first (docs/commit.md)."""
-        self._ensure_open(what, None)
-        check_id(session_id, "session_id")
+        self._open_session(what, session_id)
         try:
             return check()
         except ValidationError:

@@ -60,7 +60,6 @@ class QueuesMixin(StoreBase):
         what: str,
     ) -> RecordResult:
         """Queue a context item or a late answer (``model``), once per key."""
-        check_id(session_id, "session_id")
         checked = await self._checked(
             session_id,
             what,
@@ -79,7 +78,7 @@ class QueuesMixin(StoreBase):
 
     async def _listed(self, query: bytes, model: type[_M], session_id: str, what: str) -> list[_M]:
         """The bodies a read of the session's ``query`` returns, as ``model``."""
-        check_id(session_id, "session_id")
+        self._open_session(what, session_id)
         return _load(model, await self._session_rows(query, (session_id,), session_id, what))
 
     async def record_context_item(
@@ -120,7 +119,6 @@ class QueuesMixin(StoreBase):
         fence_run_id: str | None = None,
     ) -> None:
         """Add approvals, once per ``approval_id``; a resolved id is not added again."""
-        check_id(session_id, "session_id")
         checked = await self._checked(
             session_id,
             "add_pending_approvals",
@@ -153,7 +151,6 @@ class QueuesMixin(StoreBase):
 
     async def resolve_approval(self, session_id: str, approval_id: str) -> ApprovalResolution:
         """``"resolved"`` for exactly one caller, ``"already-resolved"`` for the rest."""
-        check_id(session_id, "session_id")
         await self._checked(
             session_id,
             "resolve_approval",
@@ -182,7 +179,6 @@ class QueuesMixin(StoreBase):
         self, session_id: str, checkpoint: Checkpoint, *, fence_run_id: str | None = None
     ) -> RecordResult:
         """Save a checkpoint, once per id; its ``message_count`` is at most the session's."""
-        check_id(session_id, "session_id")
         cp = await self._checked(
             session_id,
             "save_checkpoint",
@@ -214,7 +210,6 @@ class QueuesMixin(StoreBase):
 
     async def get_checkpoint(self, session_id: str, checkpoint_id: str) -> Checkpoint | None:
         """The checkpoint, or ``None``."""
-        check_id(session_id, "session_id")
         await self._checked(
             session_id,
             "get_checkpoint",

@@ -65,7 +65,7 @@ class SessionsMixin(StoreBase):
 
     async def get_session(self, session_id: str) -> SessionInfo | None:
         """The session, or ``None``."""
-        check_id(session_id, "session_id")
+        self._open_session("get_session", session_id)
         rows = await self._rows(
             self._sql.session, (session_id,), what="get_session", session_id=session_id
         )
@@ -73,7 +73,7 @@ class SessionsMixin(StoreBase):
 
     async def delete_session(self, session_id: str) -> bool:
         """Delete the session and everything it holds."""
-        check_id(session_id, "session_id")
+        self._open_session("delete_session", session_id)
         rows = await self._rows(
             self._sql.delete,
             (session_id,),
@@ -85,7 +85,7 @@ class SessionsMixin(StoreBase):
 
     async def clear_session(self, session_id: str) -> None:
         """Drop rows and queues; keep the session, its user and metadata; cancel a live run."""
-        check_id(session_id, "session_id")
+        self._open_session("clear_session", session_id)
         doc = await self._call(
             self._sql.clear,
             (session_id, self._clock()),
@@ -99,7 +99,7 @@ class SessionsMixin(StoreBase):
         self, source_id: str, target_id: str | None = None, *, up_to: int | None = None
     ) -> SessionInfo:
         """Copy rows ``[0, up_to)`` and the checkpoints in range into a new session."""
-        check_id(source_id, "session_id")
+        self._open_session("clone_session", source_id)
         bad_target: ValidationError | None = None
         try:
             target = new_session_id(target_id, "target_id")
@@ -113,7 +113,6 @@ class SessionsMixin(StoreBase):
         def exists(_: Snapshot) -> None:
             raise SessionExistsError(f"session {target!r} exists", session_id=target)
 
-        self._ensure_open("clone_session", source_id)
         if (
             bad_target is not None
             or isinstance(up_to, bool)

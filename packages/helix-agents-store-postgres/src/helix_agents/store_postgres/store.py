@@ -74,7 +74,6 @@ class PostgresStateStore(
         order under the session row lock and writes the rows, deliveries, run
         start and commit id in the same transaction.
         """
-        check_id(session_id, "session_id")
         commit = await self._checked(
             session_id, "append_messages", lambda: _checked_commit(session_id, commit)
         )
@@ -152,7 +151,7 @@ class PostgresStateStore(
 
     async def get_messages(self, session_id: str, *, limit: int | None = None) -> list[Message]:
         """Rows oldest first; ``limit`` keeps the last N."""
-        check_id(session_id, "session_id")
+        self._open_session("get_messages", session_id)
         if limit is not None:
             await self._checked(
                 session_id,
@@ -166,13 +165,13 @@ class PostgresStateStore(
 
     async def get_message_count(self, session_id: str) -> int:
         """All rows, context rows included."""
-        check_id(session_id, "session_id")
+        self._open_session("get_message_count", session_id)
         count, _, _ = await self._counts(session_id, "get_message_count")
         return count
 
     async def get_ui_message_count(self, session_id: str) -> int:
         """Rows that are not context rows (those dropped by retention included)."""
-        check_id(session_id, "session_id")
+        self._open_session("get_ui_message_count", session_id)
         _, ui, _ = await self._counts(session_id, "get_ui_message_count")
         return ui
 
@@ -185,8 +184,6 @@ class PostgresStateStore(
         order: PageOrder = "asc",
     ) -> MessagePage:
         """A page of rows in ``order``; ``next_cursor`` is ``None`` at the end."""
-        check_id(session_id, "session_id")
-
         start = await self._checked(
             session_id, "page_messages", lambda: check_page_args(session_id, limit, cursor, order)
         )
@@ -208,8 +205,6 @@ class PostgresStateStore(
         self, session_id: str, keep: int, *, fence_run_id: str | None = None
     ) -> None:
         """Drop rows at index >= ``keep``, re-opening the items they delivered."""
-        self._ensure_open("truncate_messages", session_id)
-        check_id(session_id, "session_id")
         await self._checked(
             session_id,
             "truncate_messages",
@@ -235,7 +230,7 @@ class PostgresStateStore(
 
     async def is_truncated(self, session_id: str) -> bool:
         """Whether retention has dropped old rows."""
-        check_id(session_id, "session_id")
+        self._open_session("is_truncated", session_id)
         _, _, first = await self._counts(session_id, "is_truncated")
         return first > 0
 
@@ -243,7 +238,6 @@ class PostgresStateStore(
 
     async def finish_run(self, session_id: str, run_id: str, status: RunStatus) -> None:
         """End the current live run with ``status``."""
-        check_id(session_id, "session_id")
         await self._checked(
             session_id, "finish_run", lambda: check_id(run_id, "run_id", session_id=session_id)
         )

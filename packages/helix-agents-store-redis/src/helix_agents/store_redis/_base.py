@@ -181,11 +181,15 @@ class StoreBase(ClosesOnExit):
                 "index_set", user_key, [session_id, -la, mode, self.options.idle_ttl_ms]
             )
 
+    def _open_session(self, session_id: str) -> None:
+        """Refuse a closed store before any argument is looked at (INP-5), then a bad id."""
+        self._live()
+        check_id(session_id, "session_id")
+
     async def _checked(self, session_id: str, check: Callable[[], _T]) -> _T:
         """``check()`` after the store and the session id; if it refuses the input, a
         missing session is reported first, as in every store."""
-        self._live()
-        check_id(session_id, "session_id")
+        self._open_session(session_id)
         try:
             return check()
         except ValidationError:

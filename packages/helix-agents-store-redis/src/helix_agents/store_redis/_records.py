@@ -15,7 +15,14 @@ from helix_agents.core import (
     RecordResult,
     StoredContextItem,
 )
-from helix_agents.core.backend import check_id, coerce, coerce_all, undelivered_in_order
+from helix_agents.core.backend import (
+    approvals_in_order,
+    check_id,
+    checkpoints_in_order,
+    coerce,
+    coerce_all,
+    undelivered_in_order,
+)
 
 from ._base import StoreBase
 from ._codec import dump_record, load_record
@@ -45,7 +52,6 @@ class RecordsMixin(StoreBase):
         self, session_id: str, fence_run_id: str | None, check: Callable[[], _T]
     ) -> _T:
         """``check()``, then the fence's id, after the session id (as ``_checked``)."""
-        check_id(session_id, "session_id")
 
         def both() -> _T:
             checked = check()
@@ -79,7 +85,7 @@ class RecordsMixin(StoreBase):
 
     async def _queued(self, model: type[_M], session_id: str, keys: tuple[str, ...]) -> list[_M]:
         """The undelivered records of a queue (``lua/r_queue.lua``), in core's order."""
-        check_id(session_id, "session_id")
+        self._open_session(session_id)
         reply = await self._run("r_queue", session_id, [], write=False, keys=keys)
         return undelivered_in_order((load_record(model, raw), None) for raw in reply[1])
 
@@ -134,14 +140,12 @@ class RecordsMixin(StoreBase):
 
     async def list_pending_approvals(self, session_id: str) -> list[PendingApproval]:
         """Unresolved approvals by ``requested_at``, then id."""
-        check_id(session_id, "session_id")
+        self._open_session(session_id)
         reply = await self._run("r_hash", session_id, [], write=False, keys=_APPR)
-        pending = [load_record(PendingApproval, raw) for raw in reply[1]]
-        return sorted(pending, key=lambda a: (a.requested_at, a.approval_id))
+        return approvals_in_order(load_record(PendingApproval, raw) for raw in reply[1])
 
     async def resolve_approval(self, session_id: str, approval_id: str) -> ApprovalResolution:
         """``"resolved"`` for exactly one caller, ``"already-resolved"`` for the rest."""
-        check_id(session_id, "session_id")
         await self._checked(
             session_id, lambda: check_id(approval_id, "approval_id", session_id=session_id)
         )
@@ -172,7 +176,6 @@ class RecordsMixin(StoreBase):
 
     async def get_checkpoint(self, session_id: str, checkpoint_id: str) -> Checkpoint | None:
         """The checkpoint, or ``None``."""
-        check_id(session_id, "session_id")
         await self._checked(
             session_id, lambda: check_id(checkpoint_id, "checkpoint_id", session_id=session_id)
         )
@@ -187,7 +190,6 @@ class RecordsMixin(StoreBase):
 
     async def list_checkpoints(self, session_id: str) -> list[Checkpoint]:
         """Checkpoints by ``message_count``, then ``created_at``, then id."""
-        check_id(session_id, "session_id")
+        self._open_session(session_id)
         reply = await self._run("r_hash", session_id, [], write=False, keys=_CKPT)
-        checkpoints = [load_record(Checkpoint, raw) for raw in reply[1]]
-        return sorted(checkpoints, key=lambda c: (c.message_count, c.created_at, c.checkpoint_id))
+        return checkpoints_in_order(load_record(Checkpoint, raw) for raw in reply[1])

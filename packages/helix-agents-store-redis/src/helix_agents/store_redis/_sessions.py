@@ -30,6 +30,7 @@ class SessionsMixin(StoreBase):
         metadata: JsonObject | None = None,
     ) -> SessionInfo:
         """Create a session; mint a unique id when none is given."""
+        self._live()
         sid, meta = check_new_session(session_id, user_id, metadata)
         return await self._create(sid, user_id, meta, (0, 0, 0), [], [])
 
@@ -85,7 +86,7 @@ class SessionsMixin(StoreBase):
 
     async def delete_session(self, session_id: str) -> bool:
         """Delete the session and everything it holds; ``True`` if it existed."""
-        check_id(session_id, "session_id")
+        self._open_session(session_id)
         try:
             reply = await self._run("delete", session_id, self._common(session_id), write=True)
             while reply[0] == "pending":  # app and user deltas to apply first
@@ -100,7 +101,7 @@ class SessionsMixin(StoreBase):
 
     async def clear_session(self, session_id: str) -> None:
         """Drop rows, checkpoints, approvals, items and late answers; cancel a live run."""
-        check_id(session_id, "session_id")
+        self._open_session(session_id)
         reply = await self._run("clear", session_id, self._common(session_id), write=True)
         await self._after(session_id, reply)
 
@@ -112,7 +113,7 @@ class SessionsMixin(StoreBase):
         The source is read in one step and the copy written in another (on a
         cluster the two sessions live in different slots).
         """
-        check_id(source_id, "session_id")
+        self._open_session(source_id)
         if up_to is not None and (
             isinstance(up_to, bool) or not isinstance(up_to, int) or up_to < 0
         ):

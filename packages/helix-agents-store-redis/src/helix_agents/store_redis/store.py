@@ -73,7 +73,7 @@ class RedisStateStore(
 
     async def append_messages(self, session_id: str, commit: MessageCommit) -> CommitResult:
         """Append rows with the checks and deliveries of the commit, in one script."""
-        check_id(session_id, "session_id")
+        self._open_session(session_id)
         try:
             commit = coerce(MessageCommit, commit, session_id)
             rows = [pack_row(m, session_id) for m in commit.messages]
@@ -143,7 +143,7 @@ class RedisStateStore(
 
     async def get_messages(self, session_id: str, *, limit: int | None = None) -> list[Message]:
         """Rows oldest first; ``limit`` keeps the last N."""
-        check_id(session_id, "session_id")
+        self._open_session(session_id)
         if limit is not None:
             await self._checked(session_id, lambda: check_tail_limit(session_id, limit))
         # A Redis list holds fewer than 2^32 rows, and the script's numbers are doubles that
@@ -182,7 +182,6 @@ class RedisStateStore(
         order: PageOrder = "asc",
     ) -> MessagePage:
         """A page of rows in ``order``; ``next_cursor`` is ``None`` at the end."""
-        check_id(session_id, "session_id")
         start = await self._checked(
             session_id, lambda: check_page_args(session_id, limit, cursor, order)
         )
@@ -202,7 +201,6 @@ class RedisStateStore(
         self, session_id: str, keep: int, *, fence_run_id: str | None = None
     ) -> None:
         """Drop rows at index >= ``keep``, re-opening the items they delivered."""
-        check_id(session_id, "session_id")
         await self._checked(
             session_id,
             lambda: check_id(fence_run_id, "fence_run_id", session_id=session_id, optional=True),
@@ -233,7 +231,7 @@ class RedisStateStore(
 
     async def finish_run(self, session_id: str, run_id: str, status: RunStatus) -> None:
         """End the current live run with ``status``."""
-        check_id(session_id, "session_id")
+        self._open_session(session_id)
 
         def check() -> None:
             check_id(run_id, "run_id", session_id=session_id)

@@ -33,7 +33,6 @@ class _Hops(Protocol):
     """What the methods need of the store: its clock and its write and read hops."""
 
     _clock: Callable[[], datetime]
-    _closed: bool
     _reader: Database | None
 
     def _db(self, db: Database | None, sid: str | None) -> Database: ...
@@ -62,7 +61,7 @@ class ContextMethods(OutputReads):
 
     async def _checked(self: _Hops, session_id: str, check: Callable[[], _T]) -> _T:
         """``check()`` once the store is open; a missing session is reported first."""
-        self._db(None if self._closed else self._reader, None)
+        self._db(self._reader, None)
         return await check_input(session_id, check, lambda sid: self._read(sid, load_session, sid))
 
     _check_context = _checked

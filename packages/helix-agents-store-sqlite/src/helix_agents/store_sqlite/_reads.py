@@ -24,6 +24,7 @@ from helix_agents.core import (
     ValidationError,
 )
 from helix_agents.core.backend import (
+    approvals_in_order,
     check_id,
     encode_sessions_cursor,
     parse_message_json,
@@ -137,8 +138,7 @@ def pending_approvals(db: sqlite3.Connection, sid: str) -> list[PendingApproval]
     found = db.execute(
         "SELECT body FROM __agents_approvals WHERE session_id = ? AND resolved = 0", (sid,)
     ).fetchall()
-    pending = [PendingApproval.model_validate_json(body) for (body,) in found]
-    return sorted(pending, key=lambda a: (a.requested_at, a.approval_id))
+    return approvals_in_order(PendingApproval.model_validate_json(body) for (body,) in found)
 
 
 def checkpoints(db: sqlite3.Connection, sid: str, latest: bool = False) -> list[Checkpoint]:

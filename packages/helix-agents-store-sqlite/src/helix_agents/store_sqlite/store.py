@@ -96,8 +96,7 @@ class SQLiteStateStore(ContextMethods, SessionHandles, ClosesOnExit):
         return self.config.path
 
     async def __aenter__(self) -> Self:
-        if self._closed:
-            raise StoreUnavailableError(f"the SQLite store on {self.path!r} was closed")
+        self._check_open()
         self._writer = await Database.connect(self.config, writer=True)
         try:
             self._reader = await Database.connect(self.config, writer=False)
@@ -113,7 +112,13 @@ class SQLiteStateStore(ContextMethods, SessionHandles, ClosesOnExit):
         # Shielded: a cancelled close still stops both connection threads.
         await asyncio.shield(asyncio.gather(*(db.close() for db in opened)))
 
+    def _check_open(self) -> None:
+        """Refuse a closed store before any argument is looked at (INP-5)."""
+        if self._closed:
+            raise StoreUnavailableError(f"the SQLite store on {self.path!r} was closed")
+
     def _db(self, db: Database | None, sid: str | None) -> Database:
+        self._check_open()
         if db is None:
             raise StoreUnavailableError(
                 f"the SQLite store on {self.path!r} is not open: use 'async with'",
@@ -162,6 +167,7 @@ class SQLiteStateStore(ContextMethods, SessionHandles, ClosesOnExit):
         metadata: JsonObject | None = None,
     ) -> SessionInfo:
         """Create a session; mint a unique id when none is given."""
+        self._check_open()
         sid, meta = check_new_session(session_id, user_id, metadata)
         meta_json = json.dumps(meta, ensure_ascii=False)
         return await self._write(sid, _writes.create, sid, user_id, meta_json, self._clock)
@@ -208,6 +214,7 @@ class SQLiteStateStore(ContextMethods, SessionHandles, ClosesOnExit):
 
     async def get_scoped_state(self, scope: Scope, owner: str) -> JsonObject:
         """The ``(scope, owner)`` map (``{}`` if never written); a ``session`` owner must exist."""
+        self._check_open()
         check_scope(None, scope, owner)
         sid = owner if scope == "session" else None
         return await self._read(sid, _scoped.read, scope, owner)
