@@ -11,15 +11,27 @@ from pydantic import JsonValue
 from helix_agents.core import (
     MAX_CHECKPOINT_PAGE,
     Checkpoint,
+    ConcurrencyConflictError,
     SessionExistsError,
     SessionNotFoundError,
     SessionStateStore,
 )
 
-__all__ = ["RUN_ID", "Threads"]
+__all__ = ["ATTEMPTS", "RUN_ID", "Threads", "deleted_under"]
 
 RUN_ID = "langgraph"
 """The ``run_id`` of every record the saver writes (LangGraph's run ids live in metadata)."""
+
+ATTEMPTS = 8
+"""How many times a write starts over when its thread is deleted under it."""
+
+
+def deleted_under(thread_id: str) -> ConcurrencyConflictError:
+    """The error of a write whose thread was deleted under it ``ATTEMPTS`` times."""
+    return ConcurrencyConflictError(
+        f"thread {thread_id!r} was deleted {ATTEMPTS} times while being written; retry",
+        session_id=thread_id,
+    )
 
 
 class Threads:
@@ -28,8 +40,16 @@ class Threads:
     def __init__(self, store: SessionStateStore) -> None:
         self.store = store
 
-    async def save(self, thread_id: str, key: str, state: JsonValue) -> bool:
-        """Insert-once ``state`` under ``key``; the thread's session is created when missing."""
+    async def save(
+        self, thread_id: str, key: str, state: JsonValue, *, create: bool = True
+    ) -> bool:
+        """Insert-once ``state`` under ``key``; whether it is new.
+
+        The thread's session is created when missing, and again if a
+        ``delete_thread`` deletes it before the record lands (the write then
+        lands in the new thread, docs/integrations/langgraph.md). With
+        ``create=False`` a missing session raises ``SessionNotFoundError``.
+        """
         record = Checkpoint(
             checkpoint_id=key,
             run_id=RUN_ID,
@@ -37,12 +57,15 @@ class Threads:
             state=state,
             created_at=datetime.now(UTC),
         )
-        try:
-            return (await self.store.save_checkpoint(thread_id, record)).recorded
-        except SessionNotFoundError:
+        for _ in range(ATTEMPTS):
+            try:
+                return (await self.store.save_checkpoint(thread_id, record)).recorded
+            except SessionNotFoundError:
+                if not create:
+                    raise
             with suppress(SessionExistsError):  # another writer created it first
                 await self.store.create_session(thread_id)
-            return (await self.store.save_checkpoint(thread_id, record)).recorded
+        raise deleted_under(thread_id)
 
     async def get(self, thread_id: str, key: str) -> JsonValue | None:
         """The state stored under ``key``, or ``None``."""

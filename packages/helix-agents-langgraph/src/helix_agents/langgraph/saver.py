@@ -38,7 +38,7 @@ from ._layout import (
     writes_prefix,
 )
 from ._runs import Entry, RunIndex, check_thread
-from ._threads import Threads
+from ._threads import ATTEMPTS, Threads, deleted_under
 from ._values import JsonValues, strict_serializer
 
 __all__ = ["FORK", "HelixCheckpointSaver"]
@@ -216,8 +216,9 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
         # Indexed first: a put that dies after it leaves an extra entry.
         fresh = entry is None or await self._runs.add(entry)
         if parent and not config["configurable"].get(FORK):
-            await self._claim(thread, ns, parent, checkpoint_id, state)
-        await self._threads.save(thread, checkpoint_key(ns, checkpoint_id), state)
+            await self._claim_and_save(thread, ns, parent, checkpoint_id, state)
+        else:
+            await self._threads.save(thread, checkpoint_key(ns, checkpoint_id), state)
         if entry is not None and await self._runs.deleted(entry.run):
             # delete_for_runs of this run ran beside this put and may have missed it.
             await self._runs.remove(thread, ns, checkpoint_id, parent)
@@ -226,25 +227,60 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
             await self._runs.add(entry)
         return _config(thread, ns, checkpoint_id)
 
-    async def _claim(
+    async def _claim_and_save(
         self, thread: str, ns: str, parent: str, checkpoint_id: str, state: JsonValue
     ) -> None:
-        """Make this checkpoint the one child of ``parent``, or raise StaleCheckpointError."""
+        """Claim ``parent`` for this checkpoint, then save it, in one life of the thread.
+
+        A ``delete_thread`` (or ``prune``) that deletes the claim before the
+        checkpoint lands makes the put start over: the parent is gone, so the
+        put lands as if it came after the delete (docs/integrations/langgraph.md,
+        "A put racing delete_thread").
+        """
+        for _ in range(ATTEMPTS):
+            if not await self._claim(thread, ns, parent, checkpoint_id, state):
+                continue
+            try:
+                await self._threads.save(
+                    thread, checkpoint_key(ns, checkpoint_id), state, create=False
+                )
+            except SessionNotFoundError:
+                continue  # the thread, claim included, was deleted: claim again
+            return
+        raise deleted_under(thread)
+
+    async def _claim(
+        self, thread: str, ns: str, parent: str, checkpoint_id: str, state: JsonValue
+    ) -> bool:
+        """Make this checkpoint the one child of ``parent``, or raise StaleCheckpointError.
+
+        ``False`` if the claim and ``parent`` were deleted (``delete_thread``,
+        or ``prune`` of the parent) before the claim could be read: claim again.
+        """
         key = claim_key(ns, parent)
         if await self._threads.save(thread, key, state):
-            return
+            return True
         held = await self._threads.get(thread, key)
-        if held is None:  # pruned in between: the parent is gone, nothing to extend
+        if held is None:
+            if await self._threads.get(thread, checkpoint_key(ns, parent)) is None:
+                return False
+            # A live parent whose claim was pruned: another writer held it, so refuse.
             raise StaleCheckpointError(
-                f"thread {thread!r}: checkpoint {parent!r} was deleted while being extended",
+                f"thread {thread!r}: the claim on checkpoint {parent!r} was pruned while "
+                "another writer held it; reload the thread and retry",
                 session_id=thread,
                 parent_id=parent,
             )
         winner = str(_field(held, "id"))
         if winner == checkpoint_id:
-            return  # this same put, retried
+            return True  # this same put, retried
         # The winner's claim carries its whole record: finish its put if it stopped halfway.
-        finished = await self._threads.save(thread, checkpoint_key(ns, winner), held)
+        try:
+            finished = await self._threads.save(
+                thread, checkpoint_key(ns, winner), held, create=False
+            )
+        except SessionNotFoundError:
+            return False  # the thread was deleted, the winner with it
         entry = self._entry(thread, held)
         if entry is not None and await self._runs.deleted(entry.run):
             await self._runs.remove(thread, ns, winner, parent)
