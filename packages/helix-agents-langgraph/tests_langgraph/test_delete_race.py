@@ -56,7 +56,7 @@ async def test_puts_racing_delete_thread_land_whole_or_not_at_all(backend: Backe
         writer, deleter = HelixCheckpointSaver(a), HelixCheckpointSaver(b)
         threads = [str(uuid.uuid4()) for _ in range(3)]
         run = str(uuid.uuid4())
-        deleting, deletes_done = asyncio.Event(), asyncio.Event()
+        all_started, deleting, deletes_done = asyncio.Event(), asyncio.Event(), asyncio.Event()
         after: dict[str, list[RunnableConfig]] = {t: [] for t in threads}
         started: set[str] = set()
         overlapped = 0
@@ -78,10 +78,11 @@ async def test_puts_racing_delete_thread_land_whole_or_not_at_all(backend: Backe
                     after[thread].append(stored)
                 parent = stored["configurable"]["checkpoint_id"]
                 started.add(thread)
+                if len(started) == len(threads):
+                    all_started.set()
 
         async def delete() -> None:
-            while len(started) < len(threads):  # every thread has a checkpoint to lose
-                await asyncio.sleep(0)
+            await all_started.wait()  # every thread has a checkpoint to lose
             deleting.set()
             for _ in range(8):
                 await asyncio.gather(*(deleter.adelete_thread(t) for t in threads))
