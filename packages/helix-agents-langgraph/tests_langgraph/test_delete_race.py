@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Awaitable, Callable
 
 import pytest
 from langchain_core.runnables import RunnableConfig
 
-from helix_agents.core import SessionStateStore, StaleCheckpointError
+from helix_agents.core import Checkpoint, SessionStateStore, StaleCheckpointError
 from helix_agents.langgraph import HelixCheckpointSaver
-from helix_agents.langgraph._layout import ALL_CHECKPOINTS, claim_key
+from helix_agents.langgraph._layout import ALL_CHECKPOINTS, ALL_CLAIMS, checkpoint_key, claim_key
+from helix_agents.store_memory import MemoryStateStore
 
 from .test_run_index import _indexed, _live
 from .test_saver import META, Backend, _checkpoint, _config, _run
@@ -30,6 +32,45 @@ async def _unclaimed(store: SessionStateStore, thread: str) -> list[str]:
         if not isinstance(claim.state, dict) or claim.state["id"] != state["id"]:
             found.append(str(state["id"]))
     return found
+
+
+class DeletesBeforeClaimRead(MemoryStateStore):
+    """A memory store that runs ``before`` once, just before the next claim is read."""
+
+    before: Callable[[], Awaitable[object]] | None = None
+
+    async def get_checkpoint(self, session_id: str, checkpoint_id: str) -> Checkpoint | None:
+        """Run ``before`` first when reading a claim."""
+        if self.before is not None and checkpoint_id.startswith(ALL_CLAIMS):
+            before, self.before = self.before, None
+            await before()
+        return await super().get_checkpoint(session_id, checkpoint_id)
+
+
+async def test_a_claim_read_after_delete_thread_lands_after_prune_refuses() -> None:
+    async with DeletesBeforeClaimRead() as store:
+        saver = HelixCheckpointSaver(store)
+        thread = str(uuid.uuid4())
+        root = (await saver.aput(_config(thread), _checkpoint(), META, {}))["configurable"]
+        parent = root["checkpoint_id"]
+        first = await saver.aput(_config(thread, parent), _checkpoint(n=1), META, {})
+        # The thread is deleted between the late put's claim insert and its read.
+        store.before = lambda: saver.adelete_thread(thread)
+        late = await saver.aput(_config(thread, parent), _checkpoint(n=2), META, {})
+        assert await saver.aget_tuple(first) is None
+        found = await saver.aget_tuple(_config(thread))
+        assert found is not None and found.config == late
+        assert await _unclaimed(store, thread) == []
+        # A claim pruned while its parent stays: another writer held it, so refuse.
+        child = _checkpoint(n=3)
+        await saver.aput(late, child, META, {})
+        await store.delete_checkpoints(thread, [checkpoint_key("", child["id"])])  # a crash
+        claim = claim_key("", late["configurable"]["checkpoint_id"])
+        store.before = lambda: store.delete_checkpoints(thread, [claim])
+        with pytest.raises(StaleCheckpointError):
+            await saver.aput(late, _checkpoint(n=4), META, {})
+        found = await saver.aget_tuple(_config(thread))
+        assert found is not None and found.config == late
 
 
 async def test_a_put_after_delete_thread_lands_as_on_langgraphs_savers(backend: Backend) -> None:
