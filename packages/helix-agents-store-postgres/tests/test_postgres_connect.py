@@ -101,6 +101,17 @@ async def test_a_refused_port_is_unavailable_and_fast() -> None:
     assert_not_shown("pw-1234", error=error)
 
 
+async def test_a_refused_port_is_unavailable_whatever_the_names() -> None:
+    """A role and database named like words of libpq's message do not read as the server's refusal.
+
+    (The store takes a server refusal that names the conninfo's database or role
+    as misconfigured, whatever its language.)
+    """
+    error, took = await _refused(f"postgresql://server:pw-1234@127.0.0.1:{free_port()}/running")
+    assert took < FAST
+    assert isinstance(error, StoreUnavailableError) and error.retryable
+
+
 async def test_an_unknown_host_is_unavailable_and_fast() -> None:
     """A name DNS does not know (``.invalid`` never resolves): retryable, named.
 
@@ -178,6 +189,10 @@ async def test_a_password_changed_after_open_is_misconfigured_and_never_logged(
             says(caught.value, "password authentication failed")
             assert role in repr(store)
             assert_not_shown(old, error=caught.value, records=caplog.records, texts=[repr(store)])
-        failed = [r for r in caplog.records if role in r.getMessage() and "error connecting" in r.getMessage()]
+        failed = [
+            r
+            for r in caplog.records
+            if role in r.getMessage() and "error connecting" in r.getMessage()
+        ]
         assert failed, "the pool logs why it cannot connect"
         assert_not_shown(new, records=caplog.records)

@@ -112,7 +112,9 @@ async def probe(target: Target, settings: PoolSettings) -> None:
         error.__cause__ = TimeoutError(reason)
     except psycopg.Error as exc:
         reason = target.scrub(str(exc).strip())
-        refused = refusal(exc, await tls_answer(exc, min(limit, _ANSWER_WAIT)))
+        refused = refusal(exc)
+        if refused is None:  # ask the server itself only when its message told nothing
+            refused = refusal(exc, await tls_answer(exc, min(limit, _ANSWER_WAIT)))
         error = connect_error(shown=target.shown, reason=reason, refused=refused)
         # A copy without the connection object, which holds the password, nor the traceback,
         # whose frames do.

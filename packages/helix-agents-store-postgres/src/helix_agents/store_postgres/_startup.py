@@ -115,11 +115,11 @@ def refusal(exc: psycopg.Error, answer: bytes | None = None) -> str | None:
     code = exc.sqlstate
     if code is not None:
         return _BY_SQLSTATE.get(code) or _BY_SQLSTATE.get(code[:2])
-    text = str(exc)
-    options = _options(exc)
+    text, options = str(exc), _options(exc)
+    lower = text.lower()
     if exc.pgconn is not None and exc.pgconn.needs_password:
         return AUTHENTICATION
-    if _names_tls_file(text, options) or any(m in text.lower() for m in _OPENSSL):
+    if _names_tls_file(text, options) or any(mark in lower for mark in _OPENSSL):
         return TLS
     if answer:
         if answer not in (b"S", b"N"):
@@ -127,7 +127,7 @@ def refusal(exc: psycopg.Error, answer: bytes | None = None) -> str | None:
         if answer == b"N" and options.get("sslmode") in _REQUIRES_TLS:
             return TLS
     for kind, marks in _ENGLISH:
-        if any(mark in text.lower() for mark in marks):
+        if any(mark in lower for mark in marks):
             return kind
     if exc.pgconn is not None and exc.pgconn.used_password:
         return AUTHENTICATION
@@ -163,15 +163,15 @@ def _names_target(text: str, options: dict[str, str]) -> bool:
     if severity is None:
         return False
     server = after_port[-1][severity.end() :]
-    names = {options.get("dbname"), options.get("user")} - {None, ""}
-    return any(re.search(rf"(?<![\w.-]){re.escape(n)}(?![\w.-])", server) for n in names if n)
+    names = [name for name in (options.get("dbname"), options.get("user")) if name]
+    return any(re.search(rf"(?<![\w.-]){re.escape(n)}(?![\w.-])", server) for n in names)
 
 
 _SSL_REQUEST = struct.pack("!ii", 8, 80877103)
 
 
-async def tls_answer(exc: psycopg.Error, timeout: float) -> bytes | None:
-    """The first byte the failed connection's server answers to a TLS request.
+async def tls_answer(exc: psycopg.Error, wait: float) -> bytes | None:
+    """The first byte the failed connection's server answers to a TLS request, within ``wait`` s.
 
     ``b"S"`` or ``b"N"`` from PostgreSQL; anything else from another server;
     ``None`` when nothing answers, or when the server got as far as asking
@@ -181,9 +181,9 @@ async def tls_answer(exc: psycopg.Error, timeout: float) -> bytes | None:
     if pgconn is None or pgconn.used_password or pgconn.needs_password:
         return None
     host = (pgconn.hostaddr or pgconn.host).decode(errors="replace")
-    port = int(pgconn.port or b"5432")
     try:
-        async with asyncio.timeout(timeout):
+        port = int(pgconn.port or b"5432")
+        async with asyncio.timeout(wait):
             if host.startswith("/"):
                 reader, writer = await asyncio.open_unix_connection(f"{host}/.s.PGSQL.{port}")
             else:
