@@ -81,6 +81,26 @@ async def test_an_unknown_database_or_role_is_misconfigured(
     says(error, reason)
 
 
+async def test_a_role_out_of_connection_slots_is_unavailable_in_english(private_pg: Server) -> None:
+    """SQLSTATE 53300 after the password: transient, told by the English text only.
+
+    With a server speaking another language nothing tells it from a refused
+    password: it is misconfigured then, as docs/backends/postgres.md says.
+    """
+    role, password = f"app_{uuid.uuid4().hex[:8]}", "Slot-Secret-9"
+    async with await psycopg.AsyncConnection.connect(private_pg.url, autocommit=True) as admin:
+        await admin.execute(
+            sql.SQL("CREATE ROLE {} LOGIN CONNECTION LIMIT 0 PASSWORD {}").format(
+                sql.Identifier(role), sql.Literal(password)
+            )
+        )
+    error, took = await _refused(private_pg.url_as(role, password))
+    assert took < FAST
+    expected = StoreMisconfiguredError if GERMAN else StoreUnavailableError
+    assert isinstance(error, expected), error
+    says(error, "too many connections")
+
+
 async def test_no_password_for_a_server_that_asks_is_misconfigured(private_pg: Server) -> None:
     """libpq's own refusal to go on without a password."""
     error, took = await _refused(private_pg.url_as("postgres", None))
