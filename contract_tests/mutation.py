@@ -44,6 +44,11 @@ ROOT = Path(__file__).resolve().parents[1]
 TARGETS = (
     "packages/helix-agents-store-memory/src/helix_agents/store_memory",
     "packages/helix-agents-core/src/helix_agents/core/rules.py",
+    "packages/helix-agents-core/src/helix_agents/core/inprocess.py",
+    "packages/helix-agents-core/src/helix_agents/core/edits.py",
+    "packages/helix-agents-core/src/helix_agents/core/context/reads.py",
+    "packages/helix-agents-core/src/helix_agents/core/lifecycle.py",
+    "packages/helix-agents-core/src/helix_agents/core/inputs.py",
 )
 TESTS = "packages/helix-agents-store-memory/tests"
 SURVIVORS = Path(__file__).with_name("mutation_survivors.txt")
