@@ -39,7 +39,7 @@ test: lint typecheck ## Lint, type-check, then run every test on every backend
 state-machine-long: $(SYNCED) ## Nightly: the state machine's long profile on every backend
 	HELIX_CONTRACT_PROFILE=helix-thorough $(UV) run pytest packages -k state_machine_matches_model
 
-# Mutation testing: mutmut's mutants of the memory store and core's rules, each run in
+# Mutation testing: mutmut's mutants of the memory store and its core modules, each run in
 # memory against the contract suite on the memory store; the score and every survivor
 # go into docs/contract.md. MUTATION_ARGS adds options, e.g. "--results mutation.txt"
 # to resume an interrupted run (see contract_tests/mutation.py).

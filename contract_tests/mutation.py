@@ -1,12 +1,13 @@
 """Mutation testing: how many small bugs in a store does the contract suite catch?
 
-mutmut 2 makes the mutants of the memory store and core's rules, one small edit
-each (a ``<`` for a ``<=``, a ``+ 1`` dropped, a ``True`` for a ``False``). This
-runner applies each mutant in memory, never on disk: a forked child of a process
-that has already imported pytest, Hypothesis and pydantic imports the mutated
-module from the mutant's text and runs the contract suite on the memory store,
-stopping at its first failure. A mutant the suite passes *survived*. Hypothesis
-runs derandomized without its example database, so a run is reproducible.
+mutmut 2 makes the mutants of the memory store and the core modules it runs on
+(TARGETS), one small edit each (a ``<`` for a ``<=``, a ``+ 1`` dropped, a ``True``
+for a ``False``). This runner applies each mutant in memory, never on disk: a
+forked child of a process that has already imported pytest, Hypothesis and
+pydantic imports the mutated module from the mutant's text and runs the contract
+suite on the memory store, stopping at its first failure. A mutant the suite
+passes *survived*. Hypothesis runs derandomized without its example database, so
+a run is reproducible.
 
     python contract_tests/mutation.py            # every mutant; the report into docs/contract.md
     python contract_tests/mutation.py --sample 12 --seed 3   # 12 mutants not judged yet
@@ -44,6 +45,11 @@ ROOT = Path(__file__).resolve().parents[1]
 TARGETS = (
     "packages/helix-agents-store-memory/src/helix_agents/store_memory",
     "packages/helix-agents-core/src/helix_agents/core/rules.py",
+    "packages/helix-agents-core/src/helix_agents/core/inprocess.py",
+    "packages/helix-agents-core/src/helix_agents/core/edits.py",
+    "packages/helix-agents-core/src/helix_agents/core/context/reads.py",
+    "packages/helix-agents-core/src/helix_agents/core/lifecycle.py",
+    "packages/helix-agents-core/src/helix_agents/core/inputs.py",
 )
 TESTS = "packages/helix-agents-store-memory/tests"
 SURVIVORS = Path(__file__).with_name("mutation_survivors.txt")

@@ -1,8 +1,8 @@
 """A sample of the mutation run in every CI run: each sampled mutant must be killed.
 
 The full run (``make mutation``) is too slow for CI; this runs a few mutants of the
-memory store and core's rules, chosen by a seed among those not judged equivalent,
-against the contract suite on the memory store. ``HELIX_MUTATION_SEED`` picks
+memory store and the core modules it runs on, chosen by a seed among those not judged
+equivalent, against the contract suite on the memory store. ``HELIX_MUTATION_SEED`` picks
 another sample (a nightly job can pass the date); ``HELIX_MUTATION_SAMPLE`` its size.
 """
 

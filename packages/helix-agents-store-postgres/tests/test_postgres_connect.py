@@ -30,6 +30,7 @@ from helix_agents.core import (
 from helix_agents.store_postgres import PoolSettings, PostgresStateStore
 
 from .no_secrets import assert_not_shown
+from .speaking import GERMAN, says
 
 pytestmark = pytest.mark.anyio
 
@@ -54,9 +55,10 @@ async def test_a_wrong_password_fails_fast_naming_the_cause(
     assert took < FAST
     assert isinstance(error, StoreMisconfiguredError)
     assert (error.code, error.retryable) == ("state_misconfigured", False)
-    assert "password authentication failed" in str(error)
+    assert "(authentication)" in str(error)
+    says(error, "password authentication failed")
     assert isinstance(error.__cause__, psycopg.OperationalError)
-    assert "password authentication failed" in str(error.__cause__)
+    says(error.__cause__, "password authentication failed")
     assert_not_shown(wrong, error=error, records=caplog.records)
 
 
@@ -75,7 +77,28 @@ async def test_an_unknown_database_or_role_is_misconfigured(
     error, took = await _refused(url)
     assert took < FAST
     assert isinstance(error, StoreMisconfiguredError)
-    assert reason in str(error)
+    assert "(unknown database or role)" in str(error)
+    says(error, reason)
+
+
+async def test_a_role_out_of_connection_slots_is_unavailable_in_english(private_pg: Server) -> None:
+    """SQLSTATE 53300 after the password: transient, told by the English text only.
+
+    With a server speaking another language nothing tells it from a refused
+    password: it is misconfigured then, as docs/backends/postgres.md says.
+    """
+    role, password = f"app_{uuid.uuid4().hex[:8]}", "Slot-Secret-9"
+    async with await psycopg.AsyncConnection.connect(private_pg.url, autocommit=True) as admin:
+        await admin.execute(
+            sql.SQL("CREATE ROLE {} LOGIN CONNECTION LIMIT 0 PASSWORD {}").format(
+                sql.Identifier(role), sql.Literal(password)
+            )
+        )
+    error, took = await _refused(private_pg.url_as(role, password))
+    assert took < FAST
+    expected = StoreMisconfiguredError if GERMAN else StoreUnavailableError
+    assert isinstance(error, expected), error
+    says(error, "too many connections")
 
 
 async def test_no_password_for_a_server_that_asks_is_misconfigured(private_pg: Server) -> None:
@@ -83,7 +106,9 @@ async def test_no_password_for_a_server_that_asks_is_misconfigured(private_pg: S
     error, took = await _refused(private_pg.url_as("postgres", None))
     assert took < FAST
     assert isinstance(error, StoreMisconfiguredError)
-    assert "no password supplied" in str(error)
+    assert "(authentication)" in str(error)
+    if not GERMAN:  # libpq leaves "fe_sendauth: no password supplied" untranslated
+        assert "no password supplied" in str(error)
 
 
 async def test_a_refused_port_is_unavailable_and_fast() -> None:
@@ -92,8 +117,19 @@ async def test_a_refused_port_is_unavailable_and_fast() -> None:
     assert took < FAST
     assert isinstance(error, StoreUnavailableError) and error.retryable
     assert error.may_have_landed is False
-    assert "Connection refused" in str(error)
+    says(error, "Connection refused")
     assert_not_shown("pw-1234", error=error)
+
+
+async def test_a_refused_port_is_unavailable_whatever_the_names() -> None:
+    """A role and database named like words of libpq's message do not read as the server's refusal.
+
+    (The store takes a server refusal that names the conninfo's database or role
+    as misconfigured, whatever its language.)
+    """
+    error, took = await _refused(f"postgresql://server:pw-1234@127.0.0.1:{free_port()}/running")
+    assert took < FAST
+    assert isinstance(error, StoreUnavailableError) and error.retryable
 
 
 async def test_an_unknown_host_is_unavailable_and_fast() -> None:
@@ -169,9 +205,14 @@ async def test_a_password_changed_after_open_is_misconfigured_and_never_logged(
                 await store.get_session("s")
             assert time.monotonic() - started < 1.0 + 1.0
             assert caught.value.session_id == "s"
-            assert "password authentication failed" in str(caught.value)
+            assert "(authentication)" in str(caught.value)
+            says(caught.value, "password authentication failed")
             assert role in repr(store)
             assert_not_shown(old, error=caught.value, records=caplog.records, texts=[repr(store)])
-        failed = [r for r in caplog.records if "password authentication failed" in r.getMessage()]
+        failed = [
+            r
+            for r in caplog.records
+            if role in r.getMessage() and "error connecting" in r.getMessage()
+        ]
         assert failed, "the pool logs why it cannot connect"
         assert_not_shown(new, records=caplog.records)

@@ -116,14 +116,17 @@ class EditRules:
             {"keep": 5, "messages": [{"role": "robot", "content": "x"}], "expect_message_count": 7},
             {"keep": 5, "messages": [user(), {"role": "context"}], "expect_message_count": 7},
             {"keep": 5, "messages": "not rows", "expect_message_count": 7},
-            # Malformed beats a stale count.
+            # An iterator of good rows is not a sequence of rows (docs/limits.md).
+            {"keep": 5, "messages": iter([user("x")]), "expect_message_count": 7},
+            # Malformed beats a stale count; a count is 0..2^62 (docs/limits.md).
             {"keep": 9, "messages": [], "expect_message_count": 3},
+            {"keep": 0, "messages": [], "expect_message_count": 2**62 + 1},
         ]
         for call in malformed:
             with pytest.raises(ValidationError):
                 await store.replace_messages(sid, **call)
         assert await snapshot(store, sid) == before
-        for stale in (0, 6, 8, 100):
+        for stale in (0, 6, 8, 100, 2**62):
             with pytest.raises(MessageCountConflictError) as caught:
                 await store.replace_messages(sid, 0, [user("x")], expect_message_count=stale)
             assert is_message_count_conflict(caught.value) and caught.value.retryable

@@ -255,6 +255,17 @@ async def _id_everywhere(store: SessionStateStore, value: str) -> None:
     if await landed(lambda: store.save_checkpoint(sid, _checkpoint(value))):
         found = await store.get_checkpoint(sid, value)
         assert found is not None and found.checkpoint_id == value
+    if not ok:  # each of a commit's ids on its own, so no other id's refusal hides it
+        retried = f"inp-{uuid.uuid4().hex}"
+        await store.append_messages(sid, MessageCommit(commit_id=retried))
+        for alone in (
+            MessageCommit(commit_id=value),
+            MessageCommit(start_run=StartRun(run_id=value)),
+            MessageCommit(fence_run_id=value),
+            # A retry too: its ids are checked before its commit id finds the first result.
+            MessageCommit(commit_id=retried, fence_run_id=value),
+        ):
+            await landed(partial(store.append_messages, sid, alone))
     started = MessageCommit(start_run=StartRun(run_id=value), commit_id=value)
     if await landed(lambda: store.append_messages(sid, started)):
         replay = await store.append_messages(sid, started)
@@ -302,12 +313,19 @@ _JSON_EDGES: list[Any] = [
     nested(MAX_DEPTH - 1),
     nested(MAX_DEPTH),
     nested(MAX_DEPTH + 1),
+    # The deepest container a list, not an object, on either side of the edge.
+    nested(MAX_DEPTH - 1, []),
+    nested(MAX_DEPTH, []),
     {"nul\x00key": "nul\x00value", "odd": list(ODD_TEXT[:2] + ODD_TEXT[4:])},
     [10**599, -(10**599), 1e308, 5e-324, 1.0, 1],
     10**600,
+    -(10**600),
     float("nan"),
     float("inf"),
     {"s": "\ud800"},
+    {"\udc00": 1},
+    # Text on its own, so a record's text fields carry it unwrapped.
+    "\ud800",
 ]
 _ID_EDGES = [
     ID_EDGE,

@@ -133,6 +133,15 @@ class ScopedStateRules:
                 got["nested"]["deep"]["a"]["b"].append("mine")
                 assert await one.get_scoped_state(scope, key) == stored
             assert await one.get_scoped_state("session", s1) == {}
+            # A map committed is the store's: changing the caller's delta after the commit
+            # changes nothing stored. And one commit, the session's map named first, changes
+            # every map it names.
+            mine = own(n={"list": [1]})
+            await one.append_messages(s1, commit(scoped_state=(mine, usr(owner, then=2))))
+            held: Any = mine.changes["n"]
+            held["list"].append("mine")
+            assert await one.get_scoped_state("session", s1) == {"n": {"list": [1]}}
+            assert await two.get_scoped_state("user", owner) == {"only": "user", "then": 2}
 
     @rule("SCS-3", requires="scoped_state")
     async def test_SCS_3_bad_deltas_are_refused_naming_the_session(

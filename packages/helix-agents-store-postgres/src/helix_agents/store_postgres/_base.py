@@ -180,6 +180,7 @@ class StoreBase(ClosesOnExit):
             return connect_error(
                 shown=self._target.shown,
                 reason=f"{self._watch.reason} (no connection in time: {exc})",
+                refused=self._watch.refused,
                 what=what,
                 session_id=session_id,
             )

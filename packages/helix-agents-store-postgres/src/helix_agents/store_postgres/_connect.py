@@ -18,23 +18,27 @@ from helix_agents.core import StateStoreError
 from ._config import PoolSettings
 from ._conninfo import Target
 from ._errors import connect_error, logger
+from ._startup import refusal, tls_answer
 
 __all__ = ["ConnectWatch", "make_pool", "probe", "sever", "within"]
 
 _T = TypeVar("_T")
+_ANSWER_WAIT = 2.0  # seconds a refused first connect waits for a server's answer to a TLS request
 
 
 class ConnectWatch:
     """Why the pool's latest attempt to connect failed (secrets masked); ``None`` once one works.
 
     The pool retries in the background and only logs why; a call that then
-    waits for a connection in vain reports this reason.
+    waits for a connection in vain reports this reason, and ``refused``: the
+    kind of refusal retrying cannot fix, or ``None``.
     """
 
-    __slots__ = ("reason",)
+    __slots__ = ("reason", "refused")
 
     def __init__(self) -> None:
         self.reason: str | None = None
+        self.refused: str | None = None
 
 
 def _watched(target: Target, watch: ConnectWatch) -> type[AsyncConnection[Any]]:
@@ -45,6 +49,7 @@ def _watched(target: Target, watch: ConnectWatch) -> type[AsyncConnection[Any]]:
                 conn = await super().connect(conninfo, **kwargs)
             except psycopg.Error as exc:
                 watch.reason = target.scrub(str(exc).strip())
+                watch.refused = refusal(exc)
                 raise
             watch.reason = None
             return conn
@@ -103,11 +108,14 @@ async def probe(target: Target, settings: PoolSettings) -> None:
             )
     except TimeoutError:
         reason = f"no connection within connect_timeout={limit:g} s"
-        error = connect_error(shown=target.shown, reason=reason)
+        error = connect_error(shown=target.shown, reason=reason, refused=None)
         error.__cause__ = TimeoutError(reason)
     except psycopg.Error as exc:
         reason = target.scrub(str(exc).strip())
-        error = connect_error(shown=target.shown, reason=reason)
+        refused = refusal(exc)
+        if refused is None:  # ask the server itself only when its message told nothing
+            refused = refusal(exc, await tls_answer(exc, min(limit, _ANSWER_WAIT)))
+        error = connect_error(shown=target.shown, reason=reason, refused=refused)
         # A copy without the connection object, which holds the password, nor the traceback,
         # whose frames do.
         error.__cause__ = type(exc)(reason)

@@ -84,67 +84,28 @@ def timeout_error(
     )
 
 
-# Connection failures that retrying cannot fix, told by libpq's and the server's
-# (English) messages: a connection refused at startup carries no SQLSTATE in libpq.
-# First match wins: a non-PostgreSQL server also fails the SSL negotiation. The marks
-# hold a space or punctuation, so that no host name in the message can match one.
-_REFUSALS = (
-    (
-        "not a PostgreSQL server",
-        (
-            "invalid response to ssl negotiation",
-            "expected authentication request",
-            "unsupported frontend protocol",
-        ),
-    ),
-    (
-        "TLS/SSL",
-        (
-            "ssl error:",  # OpenSSL's: a certificate that does not verify, a handshake alert
-            "does not support ssl",
-            "root certificate file",
-            "server certificate for",
-            "certificate file",
-            "private key file",
-            "sslmode ",
-            "sslrootcert=",
-        ),
-    ),
-    (
-        "authentication",
-        (
-            "authentication failed",
-            "no password supplied",
-            "pg_hba.conf",
-            "not permitted to log in",
-            "permission denied",
-        ),
-    ),
-    ("unknown database or role", ("does not exist",)),
-    ("connection option", ("invalid connection option", "invalid integer value", "invalid value")),
-)
-# A TLS session cut mid-way is a network failure, not a setting.
-_TRANSIENT_TLS = ("ssl syscall", "eof detected", "unexpected eof", "closed unexpectedly")
-
-
 def connect_error(
-    *, shown: str, reason: str, what: str | None = None, session_id: str | None = None
+    *,
+    shown: str,
+    reason: str,
+    refused: str | None,
+    what: str | None = None,
+    session_id: str | None = None,
 ) -> StateStoreError:
     """The error of a failed connect: misconfigured when retrying cannot help, else unavailable.
 
-    ``shown`` is the redacted conninfo and ``reason`` the driver's message with
-    every secret masked. The caller chains a copy of the driver's error that
-    holds no connection object (psycopg keeps the password on it).
+    ``shown`` is the redacted conninfo, ``reason`` the driver's message with
+    every secret masked, and ``refused`` the kind of refusal retrying cannot
+    fix (told by ``_startup.refusal``), or ``None``. The caller chains a copy of
+    the driver's error that holds no connection object (psycopg keeps the
+    password on it).
     """
     head = f"{_where(session_id)}{what}: " if what else _where(session_id)
-    text = reason.lower()
-    if not any(mark in text for mark in _TRANSIENT_TLS):
-        for label, marks in _REFUSALS:
-            if any(mark in text for mark in marks):
-                return StoreMisconfiguredError(
-                    f"{head}cannot connect to PostgreSQL at {shown!r} ({label}): {reason}",
-                    session_id=session_id,
-                )
+    if refused is not None:
+        return StoreMisconfiguredError(
+            f"{head}cannot connect to PostgreSQL at {shown!r} ({refused}): {reason}",
+            session_id=session_id,
+        )
     logger.warning("%scannot connect to PostgreSQL at %r: %s", head, shown, reason)
     return StoreUnavailableError(
         f"{head}cannot connect to PostgreSQL at {shown!r}: {reason}", session_id=session_id

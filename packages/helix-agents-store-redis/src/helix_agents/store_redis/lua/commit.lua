@@ -157,7 +157,13 @@ if n_own > 0 then
   redis.call('HSET', SCS, unpack(ARGV, scs_at + 1, scs_at + 2 * n_own))
 end
 if n_shared > 0 then
-  local seq = redis.call('HINCRBY', META, 'scsn', 1)
+  -- The entry's sequence: above the last one, and at least the server's time in
+  -- microseconds, so a session created again under this id numbers its entries above
+  -- every mark the old one left in the maps (docs/scoped-state.md, "Redis").
+  local t = redis.call('TIME')
+  local last = tonumber(redis.call('HGET', META, 'scsn') or '0')
+  local seq = int(math.max(last + 1, tonumber(t[1]) * 1000000 + tonumber(t[2])))
+  redis.call('HSET', META, 'scsn', seq)
   redis.call('HSET', SCSJ, seq, entry)
   for j = 0, n_shared - 1 do
     local map = ARGV[shared_at + 1 + 2 * j]

@@ -22,7 +22,7 @@ local fields = {'created', int(NOW), 'first', ARGV[9], 'count', ARGV[10], 'ui', 
   'md', ARGV[8]}
 if last > 0 then
   fields[#fields + 1] = 'scsn'
-  fields[#fields + 1] = last
+  fields[#fields + 1] = int(last)
 end
 if ARGV[5] == '1' then
   for _, v in ipairs({'user', ARGV[6], 'ukey', ARGV[7]}) do

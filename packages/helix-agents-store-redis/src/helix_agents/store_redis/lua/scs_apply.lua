@@ -9,5 +9,5 @@ end
 if #ARGV > 2 then
   redis.call('HSET', KEYS[1], unpack(ARGV, 3))
 end
-redis.call('HSET', KEYS[2], ARGV[1], seq)
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 return 1
