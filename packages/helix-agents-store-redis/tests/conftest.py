@@ -7,7 +7,7 @@ skipped loudly (or fail under ``HELIX_REQUIRE_BACKENDS=1``).
 
 The fault tests always use servers of their own, started here: one that wants
 a password, one that speaks only TLS (with a CA made here), ones they freeze
-with SIGSTOP, and a private cluster.
+with SIGSTOP, a private cluster, and a cluster that speaks only TLS.
 """
 
 from __future__ import annotations
@@ -89,6 +89,15 @@ def tls_other_ca(tls_files: RedisTlsFiles) -> Path:
 def tls_redis_port(redis_servers: RedisServers, tls_files: RedisTlsFiles) -> int:
     """The port of a server of the tests' own that speaks only TLS."""
     return redis_servers.start(tls=tls_files)
+
+
+@pytest.fixture(scope="session")
+def tls_cluster_url(redis_servers: RedisServers, tls_files: RedisTlsFiles) -> str:
+    """A three-master cluster of the tests' own whose nodes speak only TLS (to clients and
+    on the cluster bus); its ``redis+cluster://`` URL, no query."""
+    if shutil.which("redis-cli") is None:
+        backend_unavailable("no redis-cli to make a TLS cluster with")
+    return start_cluster(redis_servers, tls_files)
 
 
 @pytest.fixture(scope="session")

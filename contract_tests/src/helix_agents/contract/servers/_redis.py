@@ -157,17 +157,21 @@ class RedisServers:
                 proc.wait()
 
 
-def start_cluster(servers: RedisServers) -> str:
-    """A three-master cluster of servers started by ``servers``; its ``redis+cluster://`` URL."""
+def start_cluster(servers: RedisServers, tls: RedisTlsFiles | None = None) -> str:
+    """A three-master cluster of servers started by ``servers``; its ``redis+cluster://`` URL.
+
+    With ``tls`` the nodes speak only TLS, to clients and to each other (cluster bus too).
+    """
     import redis
 
-    ports = [
-        servers.start("--cluster-enabled", "yes", "--cluster-node-timeout", "5000")
-        for _ in range(3)
-    ]
+    extra = ("--cluster-enabled", "yes", "--cluster-node-timeout", "5000")
+    if tls is not None:
+        extra += ("--tls-cluster", "yes", "--tls-replication", "yes")
+    ports = [servers.start(*extra, tls=tls) for _ in range(3)]
     nodes = [f"127.0.0.1:{port}" for port in ports]
+    cli = ["redis-cli"] if tls is None else ["redis-cli", "--tls", "--cacert", str(tls.ca)]
     subprocess.run(
-        ["redis-cli", "--cluster", "create", *nodes, "--cluster-replicas", "0", "--cluster-yes"],
+        [*cli, "--cluster", "create", *nodes, "--cluster-replicas", "0", "--cluster-yes"],
         check=True,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -175,7 +179,8 @@ def start_cluster(servers: RedisServers) -> str:
     )
     deadline = time.monotonic() + 30
     for port in ports:
-        with redis.Redis(port=port) as node:
+        url = f"redis://127.0.0.1:{port}/0" if tls is None else tls.url(port)
+        with redis.Redis.from_url(url) as node:
             while node.cluster("INFO").get("cluster_state") != "ok":
                 if time.monotonic() > deadline:
                     raise RuntimeError("the test cluster never reached cluster_state:ok")

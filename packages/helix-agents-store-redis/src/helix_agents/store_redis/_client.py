@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from typing import Any, TypeVar
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.cluster import ClusterNode
@@ -23,6 +23,8 @@ CLUSTER_SCHEME = "redis+cluster"
 # What redis-py raises for an option of the wrong type or value.
 OPTION_ERRORS = (TypeError, ValueError, OverflowError, AttributeError, LookupError)
 _DB_PATH = re.compile(r"/?(?:\d+)?")
+# ``ssl=`` of a cluster URL: redis-py would pass the string on, and "false" is truthy.
+_FLAGS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
 T = TypeVar("T")
 
 
@@ -56,7 +58,8 @@ def build_client(url: str, timeouts: Timeouts, options: dict[str, Any]) -> Redis
     if not nodes:
         raise ValidationError(f"cluster URL {shown!r} names no host:port")
     netloc = f"{userinfo}@{nodes[0].host}:{nodes[0].port}" if userinfo else nodes[0].name
-    first = urlunsplit(("redis", netloc, parts.path, parts.query, ""))
+    query = _cluster_tls(parts.query, settings, shown)
+    first = urlunsplit(("redis", netloc, parts.path, query, ""))
     return _checked(lambda: RedisCluster.from_url(first, startup_nodes=nodes, **settings), shown)
 
 
@@ -76,6 +79,18 @@ def _standalone(url: str, settings: dict[str, Any]) -> Redis:
     pool = client.connection_pool
     pool.connection_class(**pool.connection_kwargs)
     return client
+
+
+def _cluster_tls(query: str, settings: dict[str, Any], shown: str) -> str:
+    """The query without ``ssl=``, whose flag goes to ``settings`` unless a keyword set it."""
+    pairs = parse_qsl(query, keep_blank_values=True)
+    for name, value in pairs:
+        if name == "ssl":
+            flag = _FLAGS.get(value.lower())
+            if flag is None:
+                raise ValidationError(f"cluster URL {shown!r}: ssl={value!r} is not true or false")
+            settings.setdefault("ssl", flag)
+    return urlencode([(name, value) for name, value in pairs if name != "ssl"])
 
 
 def _checked(build: Callable[[], T], shown: str) -> T:

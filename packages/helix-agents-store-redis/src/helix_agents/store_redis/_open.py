@@ -61,13 +61,16 @@ async def open_scripts(client: Redis | RedisCluster, where: str) -> Scripts:
 
 
 def _tls_settings(client: Redis | RedisCluster) -> dict[str, Any] | None:
-    """The connection settings of a standalone TLS client, else ``None``."""
+    """The connection settings of a TLS client (a cluster's: of its first node), else ``None``."""
     if isinstance(client, RedisCluster):
+        first = next(iter(client.nodes_manager.startup_nodes.values()))
+        settings = {**client.connection_kwargs, "host": first.host, "port": first.port}
+    else:
+        settings = dict(client.connection_pool.connection_kwargs)
+        settings["connection_class"] = client.connection_pool.connection_class
+    if not issubclass(settings.pop("connection_class", type(None)), SSLConnection):
         return None
-    pool = client.connection_pool
-    if not issubclass(pool.connection_class, SSLConnection):
-        return None
-    return dict(pool.connection_kwargs)
+    return settings
 
 
 def _check_tls_files(settings: dict[str, Any], where: str) -> None:
