@@ -39,7 +39,9 @@ async def open_fails(url: str) -> tuple[StateStoreError, float]:
     return caught.value, time.monotonic() - started
 
 
-async def test_every_kind_of_call_works_on_a_tls_cluster(tls_cluster_url: str, tls_ca: Path) -> None:
+async def test_every_kind_of_call_works_on_a_tls_cluster(
+    tls_cluster_url: str, tls_ca: Path
+) -> None:
     url = f"{tls_cluster_url}?ssl=true&ssl_ca_certs={tls_ca}"
     user = f"u{uuid.uuid4().hex[:8]}"
     async with open_store(url, namespace=f"t{uuid.uuid4().hex[:12]}") as store:

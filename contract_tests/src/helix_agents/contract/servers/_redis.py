@@ -164,9 +164,9 @@ def start_cluster(servers: RedisServers, tls: RedisTlsFiles | None = None) -> st
     """
     import redis
 
-    extra = ("--cluster-enabled", "yes", "--cluster-node-timeout", "5000")
+    extra = ["--cluster-enabled", "yes", "--cluster-node-timeout", "5000"]
     if tls is not None:
-        extra += ("--tls-cluster", "yes", "--tls-replication", "yes")
+        extra += ["--tls-cluster", "yes", "--tls-replication", "yes"]
     ports = [servers.start(*extra, tls=tls) for _ in range(3)]
     nodes = [f"127.0.0.1:{port}" for port in ports]
     cli = ["redis-cli"] if tls is None else ["redis-cli", "--tls", "--cacert", str(tls.ca)]
