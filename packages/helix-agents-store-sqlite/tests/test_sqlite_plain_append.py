@@ -28,10 +28,12 @@ from helix_agents.core import (
     StateStoreError,
     ValidationError,
 )
-from helix_agents.store_sqlite import SQLiteStateStore
+from helix_agents.store_sqlite import SQLiteStateStore, _commit
 
 pytestmark = pytest.mark.anyio
 
+# The session row checked and updated by one UPDATE … RETURNING, then the two rows.
+ONE_STATEMENT = ["BEGIN", "UPDATE", "INSERT", "INSERT", "COMMIT"]
 _ROWS = (ChatMessage(role="user", content="u"), ContextMessage(kind="instruction", content="c"))
 
 
@@ -93,13 +95,7 @@ async def test_plain_append_counts_and_moves_activity_forward(store: SQLiteState
     statements = await traced(store)
     result = await store.append_messages("s", MessageCommit(messages=_ROWS, expect_message_count=2))
     assert (result.first_index, result.message_count, result.replayed) == (2, 4, False)
-    assert [sql.split()[0] for sql in statements] == [
-        "BEGIN",
-        "UPDATE",
-        "INSERT",
-        "INSERT",
-        "COMMIT",
-    ]
+    assert [sql.split()[0] for sql in statements] == ONE_STATEMENT
     after = await store.get_session("s")
     assert after is not None
     assert after.message_count == 4
@@ -177,13 +173,7 @@ async def test_fenced_append_on_the_live_run_lands(store: SQLiteStateStore) -> N
     commit = MessageCommit(messages=_ROWS, fence_run_id="r1", expect_message_count=2)
     result = await store.append_messages("s", commit)
     assert (result.first_index, result.message_count) == (2, 4)
-    assert [sql.split()[0] for sql in statements] == [
-        "BEGIN",
-        "UPDATE",
-        "INSERT",
-        "INSERT",
-        "COMMIT",
-    ]
+    assert [sql.split()[0] for sql in statements] == ONE_STATEMENT
     info = await store.get_session("s")
     assert info is not None and info.current_run is not None
     assert (info.current_run.run_id, info.current_run.status) == ("r1", "live")
@@ -214,3 +204,17 @@ async def test_retention_on_the_plain_path(tmp_path: Path) -> None:
                 "SELECT first_index, ui_count FROM __agents_sessions WHERE session_id = 's'"
             ).fetchone()
         assert (first, ui) == (5, 8)
+
+
+async def test_without_returning_the_full_path_lands_the_same(
+    store: SQLiteStateStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite before 3.35 has no RETURNING: the append reads the row, then updates it."""
+    monkeypatch.setattr(_commit, "_ONE_STATEMENT_APPEND", False)
+    statements = await traced(store)
+    result = await store.append_messages("s", MessageCommit(messages=_ROWS, expect_message_count=2))
+    assert (result.first_index, result.message_count) == (2, 4)
+    verbs = [sql.split()[0] for sql in statements]
+    assert verbs == ["BEGIN", "SELECT", "INSERT", "INSERT", "UPDATE", "COMMIT"]
+    error, _ = await refused(store, MessageCommit(messages=_ROWS, fence_run_id="r1"))
+    assert type(error) is RunSupersededError

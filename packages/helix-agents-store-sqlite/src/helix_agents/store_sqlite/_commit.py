@@ -32,6 +32,8 @@ from ._rows import Clock, SessionRow, from_us, load_session, to_us
 __all__ = ["apply_plan", "commit", "cut_rows", "retain", "save_row"]
 
 _QUEUES = (("__agents_context_items", "item_key"), ("__agents_late_answers", "call_id"))
+# RETURNING came in SQLite 3.35 (2021); an older library takes the full path.
+_ONE_STATEMENT_APPEND = sqlite3.sqlite_version_info >= (3, 35, 0)
 # A plain append's check and session update in one statement: the activity time is
 # ``next_activity`` in integer microseconds, max(now, previous + 1).
 _PLAIN = (
@@ -57,7 +59,8 @@ def commit(
         load_session(db, session_id)  # a missing session is named first
         raise
     if (
-        checked.start_run is None
+        _ONE_STATEMENT_APPEND
+        and checked.start_run is None
         and checked.commit_id is None
         and not checked.deliver_context_items
         and not checked.deliver_late_answers
