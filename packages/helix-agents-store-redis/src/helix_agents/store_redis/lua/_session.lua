@@ -19,6 +19,24 @@ local function refuse(code, ...)
   return out
 end
 
+-- The reply of a landed or replayed commit (lua/commit.lua, lua/append.lua): the fields
+-- COMMIT_REPLY in one ':'-joined string (redis-py reads one string much faster than an array).
+local function commit_reply(fields)
+  local out = {}
+  for i, field in ipairs(COMMIT_REPLY) do
+    out[i] = tostring(fields[field])
+  end
+  return table.concat(out, ':')
+end
+
+-- The reply of a commit id that already landed (stored as 'first_index:message_count').
+local function replay(landed_as, la, ukey)
+  local at = string.find(landed_as, ':', 1, true)
+  return commit_reply({first_index = string.sub(landed_as, 1, at - 1),
+    message_count = string.sub(landed_as, at + 1), replayed = 1,
+    last_activity = la, user_key = ukey or ''})
+end
+
 local function fence_ok(run_id)
   local run = redis.call('HMGET', META, 'run_id', 'run_status')
   return run[1] == run_id and run[2] == 'live'
@@ -161,4 +179,15 @@ local function push_rows(from, n)
     redis.call('RPUSH', ROWS, unpack(ARGV, i, last))
     i = last + 1
   end
+end
+
+-- Retention keeps the newest `max_messages` rows (0: all); indexes stay absolute.
+-- Returns the new first index.
+local function retain(max_messages, count, first)
+  if max_messages > 0 and count - first > max_messages then
+    archive(count - first - max_messages, first)
+    redis.call('LTRIM', ROWS, count - first - max_messages, -1)
+    return count - max_messages
+  end
+  return first
 end
