@@ -5,18 +5,11 @@
 -- to send and to run. The named ARGV slots are APPEND; the n rows follow from REST.
 -- Replies as commit.lua does; {'full'}, before any write, when the session's keys
 -- carry a deadline the write would drop (commit.lua, which names every key, does that).
-local m = redis.call('HMGET', META, 'count', 'first', 'ui', 'la', 'ukey', 'created',
-  'run_id', 'run_status')
-if not m[1] then
-  return {'session_not_found'}
+local m, early = commit_start(has_cid, cid, 'run_id', 'run_status')
+if early then
+  return early
 end
 local count, first, ui = tonumber(m[1]), tonumber(m[2]), tonumber(m[3])
-if has_cid then
-  local landed_as = redis.call('HGET', CMT, cid)
-  if landed_as then
-    return replay(landed_as, m[4], m[5])
-  end
-end
 -- commit.lua's refuse_commit with no run starting and no deliveries: one extra, 0.
 if fenced and not (m[7] == fence and m[8] == 'live') then
   return refuse('superseded', 0)
@@ -37,7 +30,4 @@ if has_cid then
   redis.call('ZADD', CMTN, count, cid)
 end
 first = retain(max_messages, count, first)
-local done = landed(next_activity(m[4]), 'LT', m[5], {'count', count, 'first', first, 'ui', ui},
-  m[6], count)
-return commit_reply({first_index = int(base), message_count = int(count), replayed = 0,
-  last_activity = int(done[2]), user_key = done[3]})
+return commit_landed(m, base, count, first, ui)

@@ -17,18 +17,11 @@ local n_shared = tonumber(ARGV[shared_at])
 local entry = ARGV[shared_at + 1 + 2 * n_shared]
 
 -- 1. the session exists; a commit id that already landed replays.
--- (Every session has a count: no count, no session.)
-local m = redis.call('HMGET', META, 'count', 'first', 'ui', 'la', 'ukey', 'created')
-if not m[1] then
-  return {'session_not_found'}
+local m, early = commit_start(has_cid, cid)
+if early then
+  return early
 end
 local count, first, ui = tonumber(m[1]), tonumber(m[2]), tonumber(m[3])
-if has_cid then
-  local landed_as = redis.call('HGET', CMT, cid)
-  if landed_as then
-    return replay(landed_as, m[4], m[5])
-  end
-end
 
 -- What the client needs to rebuild core's CommitState and raise its error.
 local function deliveries_state(hash, zset, at, k)
@@ -161,7 +154,4 @@ if n_shared > 0 then
   end
 end
 first = retain(max_messages, count, first)
-local done = landed(next_activity(m[4]), 'LT', m[5], {'count', count, 'first', first, 'ui', ui},
-  m[6], count)
-return commit_reply({first_index = int(base), message_count = int(count), replayed = 0,
-  last_activity = int(done[2]), user_key = done[3]})
+return commit_landed(m, base, count, first, ui)
