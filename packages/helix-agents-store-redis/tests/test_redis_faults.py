@@ -27,7 +27,8 @@ while true do
 end
 """
 
-COMMIT_SHA = hashlib.sha1(source("commit").encode()).hexdigest()
+# The script a plain append runs (lua/append.lua).
+APPEND_SHA = hashlib.sha1(source("append").encode()).hexdigest()
 
 
 @pytest.fixture
@@ -128,7 +129,7 @@ async def _flush_and_commit(store: RedisStateStore, flush: Any) -> None:
     )
     assert (result.first_index, result.message_count, result.replayed) == (1, 2, False)
     # The reload put the script back (on every primary of a cluster).
-    assert await store.client.script_exists(COMMIT_SHA) == [True]
+    assert await store.client.script_exists(APPEND_SHA) == [True]
     assert await store.get_messages(sid) == [row("before"), row("after")]
     await flush()
     assert [s.id for s in (await store.list_sessions("u")).sessions] == [sid]
@@ -163,9 +164,9 @@ async def test_server_restart_loses_scripts_and_store_reloads_them(
         # The pooled connection died with the old server: a call may say so, typed.
         with contextlib.suppress(StoreUnavailableError):
             await store.get_session(sid)
-        assert await store.client.script_exists(COMMIT_SHA) == [False]
+        assert await store.client.script_exists(APPEND_SHA) == [False]
         assert await store.get_session(sid) is None  # nothing on disk: the data went too
         sid = (await store.create_session()).id
         result = await store.append_messages(sid, MessageCommit(messages=(row("after"),)))
         assert (result.first_index, result.message_count) == (0, 1)
-        assert await store.client.script_exists(COMMIT_SHA) == [True]
+        assert await store.client.script_exists(APPEND_SHA) == [True]

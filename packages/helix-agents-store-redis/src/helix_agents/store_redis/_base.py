@@ -76,6 +76,8 @@ class StoreBase(ClosesOnExit):
             query.get("connect_timeout") if connect_timeout is None else connect_timeout,
         )
         self._client = client if url is None else build_client(url, self.timeouts, client_options)
+        # Read on every write; isinstance against redis-py's classes costs ~1 µs each time.
+        self._cluster = isinstance(self._client, RedisCluster)
         self._owns_client = client is None
         self._scripts: Scripts | None = None
         self._closed = False
@@ -92,7 +94,7 @@ class StoreBase(ClosesOnExit):
     @property
     def cluster(self) -> bool:
         """Whether the store talks to a Redis Cluster (listing then takes a second step)."""
-        return isinstance(self._client, RedisCluster)
+        return self._cluster
 
     async def __aenter__(self) -> Self:
         if self._scripts is not None:

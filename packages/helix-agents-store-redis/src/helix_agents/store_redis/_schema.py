@@ -15,6 +15,8 @@ from typing import Any, Literal
 from ._keys import SESSION_KEYS
 
 __all__ = [
+    "APPEND",
+    "APPEND_KEYS",
     "COMMIT",
     "COMMIT_REPLY",
     "COMMON",
@@ -22,6 +24,7 @@ __all__ = [
     "REFUSAL_STATE",
     "REPLACE",
     "SCRIPT_ARGS",
+    "SCRIPT_KEYS",
     "TRUNCATE",
     "Args",
     "check_script",
@@ -95,6 +98,25 @@ COMMIT = Args(
     ),
 )
 
+# append_messages' common case (lua/append.lua): rows and at most a commit id, an
+# expected count and a fence; then the n rows, from ARGV[REST] on.
+APPEND = Args(
+    COMMON.rest,
+    (
+        ("has_cid", "flag"),
+        ("fenced", "flag"),
+        ("expect", "int"),  # -1: none
+        ("max_messages", "int"),  # 0: none
+        ("n", "int"),
+        ("n_ui", "int"),
+        ("cid", "str"),
+        ("fence", "str"),
+    ),
+)
+# The only keys lua/append.lua touches: the checks, the rows, the commit id, retention's
+# archive, and the pending approvals its listing summary counts (lua/_session.lua).
+APPEND_KEYS = ("meta", "rows", "cmt", "cmtn", "arch", "appr")
+
 # The fence of a write: whether there is one, and its run id.
 _FENCE: tuple[tuple[str, Kind], ...] = (("fenced", "flag"), ("fence", "str"))
 # pop_messages (lua/pop.lua): how many rows (1..500, checked by the client).
@@ -116,11 +138,15 @@ REPLACE = Args(
 
 # Each script's own named slots (the others still read ARGV by index after COMMON).
 SCRIPT_ARGS: dict[str, Args] = {
+    "append": APPEND,
     "commit": COMMIT,
     "pop": POP,
     "replace": REPLACE,
     "truncate": TRUNCATE,
 }
+
+# Write scripts that declare fewer keys than SESSION_KEYS (the others get them all).
+SCRIPT_KEYS: dict[str, tuple[str, ...]] = {"append": APPEND_KEYS}
 
 # A landed or replayed commit replies with these fields, ':'-joined in this order.
 COMMIT_REPLY = ("first_index", "message_count", "replayed", "last_activity", "user_key")
@@ -135,8 +161,9 @@ def _lua_list(names: Sequence[str]) -> str:
 
 def lua_prelude(name: str) -> str:
     """The generated head of write script ``name``: its KEYS and ARGV as named locals."""
-    keys = ", ".join(key.upper() for key in SESSION_KEYS)
-    slots = ", ".join(f"KEYS[{i}]" for i in range(1, len(SESSION_KEYS) + 1))
+    declared = SCRIPT_KEYS.get(name, SESSION_KEYS)
+    keys = ", ".join(key.upper() for key in declared)
+    slots = ", ".join(f"KEYS[{i}]" for i in range(1, len(declared) + 1))
     text = (
         "-- Generated from _schema.py when the script is loaded.\n"
         f"local {keys} = {slots}\n"

@@ -19,6 +19,7 @@ from ._wire import wire_for
 __all__ = ["READS", "WRITES", "Scripts"]
 
 WRITES = (
+    "append",
     "approve",
     "checkpoint",
     "ckpt_delete",

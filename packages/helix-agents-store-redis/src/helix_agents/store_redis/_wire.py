@@ -7,8 +7,9 @@ the server spends running a commit (docs/performance.md). A standalone
 client's scripts go this shorter way: the command head is encoded once per
 script, the keys and arguments in one pass, and the call is sent on a
 connection made with the client's own settings (address, credentials, TLS,
-database), held by the store between calls, under one timeout for the whole
-call. A cluster client keeps the generic path (slot routing, ``MOVED``/``ASK``).
+database), held by the store between calls, under one deadline for the whole
+call, kept with every other call's by one timer (:class:`Deadlines`). A
+cluster client keeps the generic path (slot routing, ``MOVED``/``ASK``).
 
 The store never retries a command on its own (see ``_client.py``); here a call
 is sent once whatever retry policy a caller's own client carries.
@@ -25,10 +26,80 @@ from redis.asyncio.connection import AbstractConnection
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-__all__ = ["Wire", "wire_for"]
+__all__ = ["Deadlines", "Wire", "wire_for"]
 
 # Connections kept between calls; more are made for a burst and closed after it.
 _KEEP = 16
+
+
+class Deadlines:
+    """The deadlines of a wire's calls, ``timeout`` seconds each, kept by one timer.
+
+    ``asyncio.timeout`` per call schedules a timer and cancels it again, which
+    costs several µs of a call that takes tens. Every call here has the same
+    timeout, so the calls in flight are due in the order they started: the
+    timer waits for the oldest one and, when it fires, cancels the task of each
+    call past its deadline (which :meth:`expired` then turns into a timeout) and
+    waits for the next. A call that ends in time only leaves the table.
+    """
+
+    def __init__(self, timeout: float) -> None:
+        self._timeout = timeout
+        # task -> (deadline, its cancel requests when the call started), oldest first.
+        self._due: dict[asyncio.Task[Any], tuple[float, int]] = {}
+        # task -> its cancel requests when the call started, for calls the timer cancelled.
+        self._expired: dict[asyncio.Task[Any], int] = {}
+        self._timer: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def arm(self) -> asyncio.Task[Any]:
+        """Start the current task's call; pass the task to :meth:`disarm` when it ends."""
+        task = asyncio.current_task()
+        if task is None:
+            raise RuntimeError("a Redis call runs in a task")
+        loop = task.get_loop()
+        if loop is not self._loop:
+            # A timer of another (closed) loop would never fire on this one.
+            self.close()
+            self._due.clear()
+            self._expired.clear()
+            self._loop = loop
+        due = loop.time() + self._timeout
+        self._due[task] = (due, task.cancelling())
+        if self._timer is None:
+            self._timer = loop.call_at(due, self._fire)
+        return task
+
+    def disarm(self, task: asyncio.Task[Any]) -> None:
+        """The call of ``task`` ended (in time or not)."""
+        self._due.pop(task, None)
+        self._expired.pop(task, None)
+
+    def expired(self, task: asyncio.Task[Any]) -> bool:
+        """Whether the CancelledError ``task`` got is its call's deadline alone (then it is
+        withdrawn, as ``asyncio.timeout`` does); False for a cancellation from outside."""
+        started = self._expired.pop(task, None)
+        return started is not None and task.uncancel() <= started
+
+    def _fire(self) -> None:
+        self._timer = None
+        loop = self._loop
+        assert loop is not None
+        now = loop.time()
+        while self._due:
+            task, (due, started) = next(iter(self._due.items()))
+            if due > now:
+                self._timer = loop.call_at(due, self._fire)
+                return
+            del self._due[task]
+            self._expired[task] = started
+            task.cancel()
+
+    def close(self) -> None:
+        """Stop the timer (the store is closing)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
 
 class Wire:
@@ -38,6 +109,7 @@ class Wire:
         pool = client.connection_pool
         kwargs = pool.connection_kwargs
         self._timeout: float | None = kwargs.get("socket_timeout")
+        self._deadlines = None if self._timeout is None else Deadlines(self._timeout)
         self._make: Callable[[], AbstractConnection] = lambda: pool.connection_class(**kwargs)
         self._idle: list[AbstractConnection] = []
         self._encoder = pool.get_encoder()  # type: ignore[no-untyped-call]  # redis-py
@@ -102,13 +174,21 @@ class Wire:
                 # is known to have sent nothing.
                 conn.socket_timeout = self._timeout
                 await conn.connect()  # type: ignore[no-untyped-call]  # redis-py
-            # The call itself: one timeout around it instead of one per write and read.
+            # The call itself: one deadline for it instead of a timeout per write and read.
             conn.socket_timeout = None
-            async with asyncio.timeout(self._timeout):
+            if self._deadlines is None:
                 await conn.send_packed_command(packed)
                 return await conn.read_response()
-        except TimeoutError:
-            raise RedisTimeoutError("Timeout talking to the Redis server") from None
+            task = self._deadlines.arm()
+            try:
+                await conn.send_packed_command(packed)
+                return await conn.read_response()
+            except asyncio.CancelledError:
+                if self._deadlines.expired(task):
+                    raise RedisTimeoutError("Timeout talking to the Redis server") from None
+                raise
+            finally:
+                self._deadlines.disarm(task)
         finally:
             if len(self._idle) < _KEEP:
                 self._idle.append(conn)
@@ -117,6 +197,8 @@ class Wire:
 
     async def aclose(self) -> None:
         """Disconnect the connections kept between calls."""
+        if self._deadlines is not None:
+            self._deadlines.close()
         idle, self._idle = self._idle, []
         for conn in idle:
             await conn.disconnect()

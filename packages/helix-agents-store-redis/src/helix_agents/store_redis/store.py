@@ -34,7 +34,7 @@ from ._errors import DRIVER_ERRORS, Refusal, driver_error, raise_commit_refusal
 from ._listing import ListingMixin
 from ._page import read_page
 from ._records import RecordsMixin
-from ._schema import COMMIT, COMMIT_REPLY, TRUNCATE, joined_reply
+from ._schema import APPEND, APPEND_KEYS, COMMIT, COMMIT_REPLY, TRUNCATE, joined_reply
 from ._scoped import ScopedMixin, flat_pairs, journal_entry
 from ._sessions import SessionsMixin
 
@@ -82,6 +82,16 @@ class RedisStateStore(
             await self._require(session_id)  # a missing session is reported first
             raise
         start = commit.start_run
+        if (
+            start is None
+            and not commit.deliver_context_items
+            and not commit.deliver_late_answers
+            and not commit.scoped_state
+            and not self.options.idle_ttl_ms
+        ):
+            reply = await self._append_plain(session_id, commit, rows)
+            if reply != ["full"]:
+                return await self._committed(session_id, commit, reply)
         ctx = [v for d in commit.deliver_context_items for v in (d.key, d.row_offset)]
         late = [v for d in commit.deliver_late_answers for v in (d.call_id, d.row_offset)]
         named = COMMIT.pack(
@@ -126,6 +136,31 @@ class RedisStateStore(
                 session_id=session_id,
                 may_have_landed=False,
             )
+        result = await self._committed(session_id, commit, reply)
+        if shared:
+            await self._settle(session_id, tokens)
+        return result
+
+    async def _append_plain(self, session_id: str, commit: MessageCommit, rows: list[str]) -> Any:
+        """The common append (lua/append.lua): its reply, which is ``['full']`` when the
+        session needs lua/commit.lua after all (its keys carry a deadline)."""
+        named = APPEND.pack(
+            has_cid=commit.commit_id is not None,
+            fenced=commit.fence_run_id is not None,
+            expect=-1 if commit.expect_message_count is None else commit.expect_message_count,
+            max_messages=self.options.max_messages or 0,
+            n=len(rows),
+            n_ui=sum(m.role != "context" for m in commit.messages),
+            cid=commit.commit_id or "",
+            fence=commit.fence_run_id or "",
+        )
+        args = [*self._common(session_id), *named, *rows]
+        return text(
+            await self._run("append", session_id, args, write=True, keys=APPEND_KEYS, raw=True)
+        )
+
+    async def _committed(self, session_id: str, commit: MessageCommit, reply: Any) -> CommitResult:
+        """The result of a commit script's reply, or the error of its refusal."""
         if isinstance(reply, list):
             if reply[0] == "session_not_found":
                 raise session_not_found(session_id)
@@ -133,8 +168,6 @@ class RedisStateStore(
         done = joined_reply(COMMIT_REPLY, reply)
         if self.cluster:  # standalone: the script moved the listing entry itself
             await self._relist(session_id, int(done["last_activity"]), done["user_key"])
-        if shared:
-            await self._settle(session_id, tokens)
         return CommitResult(
             first_index=int(done["first_index"]),
             message_count=int(done["message_count"]),

@@ -19,6 +19,17 @@ local function refuse(code, ...)
   return out
 end
 
+-- The reply of a landed or replayed commit (lua/commit.lua, lua/append.lua): the fields
+-- COMMIT_REPLY in one ':'-joined string (redis-py reads one string much faster than an array).
+local function commit_reply(fields)
+  local out = {}
+  for i, field in ipairs(COMMIT_REPLY) do
+    out[i] = tostring(fields[field])
+  end
+  return table.concat(out, ':')
+end
+
+
 local function fence_ok(run_id)
   local run = redis.call('HMGET', META, 'run_id', 'run_status')
   return run[1] == run_id and run[2] == 'live'
@@ -161,4 +172,46 @@ local function push_rows(from, n)
     redis.call('RPUSH', ROWS, unpack(ARGV, i, last))
     i = last + 1
   end
+end
+
+-- Retention keeps the newest `max_messages` rows (0: all); indexes stay absolute.
+-- Returns the new first index.
+local function retain(max_messages, count, first)
+  if max_messages > 0 and count - first > max_messages then
+    archive(count - first - max_messages, first)
+    redis.call('LTRIM', ROWS, count - first - max_messages, -1)
+    return count - max_messages
+  end
+  return first
+end
+
+-- The start of a commit (lua/commit.lua, lua/append.lua): the meta fields count,
+-- first, ui, la, ukey, created and then the `...` ones, and the reply to give at once
+-- when the session is missing or the commit id already landed (stored in CMT as
+-- 'first_index:message_count'), or nil to go on.
+local function commit_start(has_cid, cid, ...)
+  local m = redis.call('HMGET', META, 'count', 'first', 'ui', 'la', 'ukey', 'created', ...)
+  -- Every session has a count: no count, no session.
+  if not m[1] then
+    return m, {'session_not_found'}
+  end
+  if has_cid then
+    local landed_as = redis.call('HGET', CMT, cid)
+    if landed_as then
+      local at = string.find(landed_as, ':', 1, true)
+      return m, commit_reply({first_index = string.sub(landed_as, 1, at - 1),
+        message_count = string.sub(landed_as, at + 1), replayed = 1,
+        last_activity = m[4], user_key = m[5] or ''})
+    end
+  end
+  return m, nil
+end
+
+-- The end of a landed commit: the meta's new count, first and ui, activity, TTL and
+-- listing (`m`: commit_start's fields; `base`: the count before it), and its reply.
+local function commit_landed(m, base, count, first, ui)
+  local done = landed(next_activity(m[4]), 'LT', m[5], {'count', count, 'first', first, 'ui', ui},
+    m[6], count)
+  return commit_reply({first_index = int(base), message_count = int(count), replayed = 0,
+    last_activity = int(done[2]), user_key = done[3]})
 end

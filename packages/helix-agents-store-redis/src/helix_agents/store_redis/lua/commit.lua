@@ -16,30 +16,12 @@ local shared_at = scs_at + 1 + 2 * n_own
 local n_shared = tonumber(ARGV[shared_at])
 local entry = ARGV[shared_at + 1 + 2 * n_shared]
 
-local function reply(fields)
-  local out = {}
-  for i, field in ipairs(COMMIT_REPLY) do
-    out[i] = tostring(fields[field])
-  end
-  return table.concat(out, ':')
-end
-
 -- 1. the session exists; a commit id that already landed replays.
--- (Every session has a count: no count, no session.)
-local m = redis.call('HMGET', META, 'count', 'first', 'ui', 'la', 'ukey', 'created')
-if not m[1] then
-  return {'session_not_found'}
+local m, early = commit_start(has_cid, cid)
+if early then
+  return early
 end
 local count, first, ui = tonumber(m[1]), tonumber(m[2]), tonumber(m[3])
-if has_cid then
-  local landed_as = redis.call('HGET', CMT, cid)
-  if landed_as then
-    local at = string.find(landed_as, ':', 1, true)
-    return reply({first_index = string.sub(landed_as, 1, at - 1),
-      message_count = string.sub(landed_as, at + 1), replayed = 1,
-      last_activity = m[4], user_key = m[5] or ''})
-  end
-end
 
 -- What the client needs to rebuild core's CommitState and raise its error.
 local function deliveries_state(hash, zset, at, k)
@@ -171,16 +153,5 @@ if n_shared > 0 then
     redis.call('HSET', SCSP, map, seq)
   end
 end
--- Retention keeps the newest max_messages rows; indexes stay absolute.
-if max_messages > 0 then
-  local len = count - first
-  if len > max_messages then
-    archive(len - max_messages, first)
-    redis.call('LTRIM', ROWS, len - max_messages, -1)
-    first = count - max_messages
-  end
-end
-local done = landed(next_activity(m[4]), 'LT', m[5], {'count', count, 'first', first, 'ui', ui},
-  m[6], count)
-return reply({first_index = int(base), message_count = int(count), replayed = 0,
-  last_activity = int(done[2]), user_key = done[3]})
+first = retain(max_messages, count, first)
+return commit_landed(m, base, count, first, ui)
