@@ -12,7 +12,6 @@ import asyncio
 import json
 import sys
 import time
-from datetime import UTC, datetime
 from typing import Any
 
 from helix_agents.core import (
@@ -24,24 +23,12 @@ from helix_agents.core import (
 from helix_agents.store_sqlite import SQLiteStateStore
 
 
-class StallingClock:
-    """A clock that, once armed, stalls on its second reading inside a commit.
-
-    The commit reads the clock once before writing its rows and once after,
-    still inside its transaction: stalling there parks the process mid-commit.
-    """
-
-    def __init__(self) -> None:
-        self.armed = False
-        self.readings = 0
-
-    def __call__(self) -> datetime:
-        if self.armed:
-            self.readings += 1
-            if self.readings == 2:
-                print("mid-commit", flush=True)
-                time.sleep(3600)
-        return datetime.now(UTC)
+def stall_at_commit(statement: str) -> None:
+    """A trace callback that parks the writer's thread when its transaction is about to
+    ``COMMIT``: every statement of the commit has run, the write lock is held."""
+    if statement == "COMMIT":
+        print("mid-commit", flush=True)
+        time.sleep(3600)
 
 
 def _rows(tag: str, n: int, size: int = 0) -> tuple[ChatMessage, ...]:
@@ -56,8 +43,7 @@ async def main(action: str, db: str, args: list[str]) -> dict[str, Any]:
         sys.stdin.readline()
         async with SQLiteStateStore(db):
             return {"opened": True}
-    clock = StallingClock()
-    async with SQLiteStateStore(db, clock=clock) as store:
+    async with SQLiteStateStore(db) as store:
         print("ready", flush=True)
         sys.stdin.readline()
         if action == "append":
@@ -79,7 +65,9 @@ async def main(action: str, db: str, args: list[str]) -> dict[str, Any]:
             return {"answer": await store.resolve_approval(args[0], args[1])}
         if action == "stall-commit":
             sid, n, size = args[0], int(args[1]), int(args[2])
-            clock.armed = True
+            # The writer's connection (private): no public hook runs inside a commit.
+            assert store._writer is not None
+            await store._writer._conn.set_trace_callback(stall_at_commit)
             await store.append_messages(sid, MessageCommit(messages=_rows("stalled", n, size)))
             return {"stalled": False}
         if action == "commit-loop":

@@ -93,11 +93,14 @@ async def test_turn_statements_search_indexes(
         commit_id="turn-1",
     )
     await store.append_messages(sid, commit)
+    plain = MessageCommit(messages=commit.messages[:1], expect_message_count=count + 2)
+    await store.append_messages(sid, plain)
     assert len(await store.get_messages(sid, limit=20)) == 20
     await store.page_messages(sid, limit=20, order="desc")
     await store.list_sessions("u", first=2)
     await store.truncate_messages(sid, count + 1)
     assert any("INSERT INTO __agents_messages" in s for s in statements)
+    assert any("RETURNING" in s for s in statements)
     assert_no_scan(plans(store.path, statements))
 
 
@@ -128,8 +131,9 @@ async def test_checkpoint_pages_and_deletes_search_the_primary_key(
 
 
 async def test_plain_append_and_listing_statements(tmp_path: Path) -> None:
-    """A plain append runs the session row's read and update around its inserts, nothing
-    more; a listing page is one statement, its own snapshot (docs/performance.md)."""
+    """A plain append checks and updates the session row in one statement before its
+    inserts, nothing more; a listing page is one statement, its own snapshot
+    (docs/performance.md)."""
     async with SQLiteStateStore(tmp_path / "count.db") as store:
         sid = (await store.create_session(user_id="u")).id
         statements: list[str] = []
@@ -137,7 +141,8 @@ async def test_plain_append_and_listing_statements(tmp_path: Path) -> None:
         rows = (ChatMessage(role="user", content="a"), ChatMessage(role="assistant", content="b"))
         await store.append_messages(sid, MessageCommit(messages=rows, expect_message_count=0))
         verbs = [sql.split()[0].upper() for sql in statements]
-        assert verbs == ["BEGIN", "SELECT", "INSERT", "INSERT", "UPDATE", "COMMIT"]
+        assert verbs == ["BEGIN", "UPDATE", "INSERT", "INSERT", "COMMIT"]
+        assert "RETURNING" in statements[1]
         statements.clear()
         page = await store.list_sessions("u")
         assert [s.id for s in page.sessions] == [sid]

@@ -11,10 +11,11 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from helix_agents.core import CommitResult, MessageCommit, RunInfo
+from helix_agents.core import CommitResult, MessageCommit, RunInfo, ValidationError
 from helix_agents.core.backend import (
     CommitPlan,
     CommitState,
+    assert_fence,
     assert_retained,
     check_commit,
     coerce,
@@ -31,14 +32,44 @@ from ._rows import Clock, SessionRow, from_us, load_session, to_us
 __all__ = ["apply_plan", "commit", "cut_rows", "retain", "save_row"]
 
 _QUEUES = (("__agents_context_items", "item_key"), ("__agents_late_answers", "call_id"))
+# RETURNING came in SQLite 3.35 (2021); an older library takes the full path.
+_ONE_STATEMENT_APPEND = sqlite3.sqlite_version_info >= (3, 35, 0)
+# A plain append's check and session update in one statement: the activity time is
+# ``next_activity`` in integer microseconds, max(now, previous + 1).
+_PLAIN = (
+    "UPDATE __agents_sessions SET message_count = message_count + ?, "
+    "ui_count = ui_count + ?, last_activity_us = max(?, last_activity_us + 1) "
+    "WHERE session_id = ?"
+)
+_RETURNING = " RETURNING message_count, first_index, current_run"
+_PLAIN_ANY = _PLAIN + _RETURNING
+_PLAIN_EXPECTED = _PLAIN + " AND message_count = ?" + _RETURNING
+_INSERT_ROWS = (
+    "INSERT INTO __agents_messages (session_id, idx, is_context, body) VALUES (?, ?, ?, ?)"
+)
 
 
 def commit(
     db: sqlite3.Connection, session_id: str, raw: Any, clock: Clock, max_messages: int | None
 ) -> CommitResult:
     """Check and land one commit; the caller's transaction makes it all-or-nothing."""
+    try:
+        checked = coerce(MessageCommit, raw, session_id)
+    except ValidationError:
+        load_session(db, session_id)  # a missing session is named first
+        raise
+    if (
+        _ONE_STATEMENT_APPEND
+        and checked.start_run is None
+        and checked.commit_id is None
+        and not checked.deliver_context_items
+        and not checked.deliver_late_answers
+        and not checked.scoped_state
+    ):
+        landed = _plain(db, session_id, checked, clock, max_messages)
+        if landed is not None:
+            return landed
     row = load_session(db, session_id)
-    checked = coerce(MessageCommit, raw, session_id)
     outcome = check_commit(session_id, checked, _state(db, row, checked))
     if isinstance(outcome, CommitResult):
         return outcome
@@ -46,6 +77,54 @@ def commit(
     retain(db, row, max_messages)
     save_row(db, row, clock)
     return outcome.result
+
+
+def _plain(
+    db: sqlite3.Connection,
+    sid: str,
+    commit: MessageCommit,
+    clock: Clock,
+    max_messages: int | None,
+) -> CommitResult | None:
+    """A plain append (rows, maybe a fence and an expected count): the session row is
+    checked and updated by one ``UPDATE … RETURNING``, then the rows go in.
+
+    ``None`` when no row matched (no such session, or another count): nothing was
+    written, and the full path names the refusal in core's order.
+    """
+    rows = commit.messages
+    n = len(rows)
+    ui = sum(message.role != "context" for message in rows)
+    now = to_us(clock())
+    expected = commit.expect_message_count
+    if expected is None:
+        found = db.execute(_PLAIN_ANY, (n, ui, now, sid)).fetchone()
+    else:
+        found = db.execute(_PLAIN_EXPECTED, (n, ui, now, sid, expected)).fetchone()
+    if found is None:
+        return None
+    count, first, run_json = found
+    if commit.fence_run_id is not None:
+        # Raising rolls the transaction back, the session update with it.
+        run = None if run_json is None else RunInfo.model_validate_json(run_json)
+        assert_fence(sid, commit.fence_run_id, run)
+    base = count - n
+    if n:
+        db.executemany(
+            _INSERT_ROWS,
+            [
+                (sid, base + i, message.role == "context", dump_message_json(message, sid))
+                for i, message in enumerate(rows)
+            ],
+        )
+    if max_messages is not None and count - first > max_messages:
+        row = SessionRow(sid, None, 0, 0, "", count, first)
+        retain(db, row, max_messages)
+        db.execute(
+            "UPDATE __agents_sessions SET first_index = ? WHERE session_id = ?",
+            (row.first_index, sid),
+        )
+    return CommitResult(first_index=base, message_count=count)
 
 
 def save_row(db: sqlite3.Connection, row: SessionRow, clock: Clock) -> None:
@@ -139,10 +218,7 @@ def apply_plan(
         (sid, base + i, message.role == "context", dump_message_json(message, sid))
         for i, message in enumerate(plan.rows)
     ]
-    db.executemany(
-        "INSERT INTO __agents_messages (session_id, idx, is_context, body) VALUES (?, ?, ?, ?)",
-        values,
-    )
+    db.executemany(_INSERT_ROWS, values)
     row.message_count += len(values)
     row.ui_count += sum(not is_context for _, _, is_context, _ in values)
     for (table, column), deliveries in zip(
