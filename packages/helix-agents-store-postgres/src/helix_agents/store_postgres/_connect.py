@@ -18,6 +18,7 @@ from helix_agents.core import StateStoreError
 from ._config import PoolSettings
 from ._conninfo import Target
 from ._errors import connect_error, logger
+from ._prepare import manager_class
 from ._startup import refusal, tls_answer
 
 __all__ = ["ConnectWatch", "make_pool", "probe", "sever", "within"]
@@ -41,7 +42,9 @@ class ConnectWatch:
         self.refused: str | None = None
 
 
-def _watched(target: Target, watch: ConnectWatch) -> type[AsyncConnection[Any]]:
+def _watched(target: Target, watch: ConnectWatch, prepare: bool) -> type[AsyncConnection[Any]]:
+    manager = manager_class() if prepare else None
+
     class StoreConnection(AsyncConnection[Any]):
         @classmethod
         async def connect(cls, conninfo: str = "", **kwargs: Any) -> Self:
@@ -52,6 +55,9 @@ def _watched(target: Target, watch: ConnectWatch) -> type[AsyncConnection[Any]]:
                 watch.refused = refusal(exc)
                 raise
             watch.reason = None
+            if manager is not None:
+                conn._prepared = manager()
+                conn.prepare_threshold = 0  # only statements executed with prepare=True
             return conn
 
     StoreConnection.__qualname__ = StoreConnection.__name__  # how psycopg's logs show it
@@ -59,13 +65,14 @@ def _watched(target: Target, watch: ConnectWatch) -> type[AsyncConnection[Any]]:
 
 
 def make_pool(
-    target: Target, settings: PoolSettings, watch: ConnectWatch
+    target: Target, settings: PoolSettings, watch: ConnectWatch, *, prepare: bool
 ) -> AsyncConnectionPool[AsyncConnection[Any]]:
-    """A closed pool of autocommit connections that never prepare statements (PgBouncer-safe)."""
+    """A closed pool of autocommit connections; with ``prepare``, they prepare the statements
+    executed with ``prepare=True`` under names told by their text (``_prepare``)."""
     limit = target.timeout(settings.connect_timeout)
     return AsyncConnectionPool(
         target.conninfo,
-        connection_class=_watched(target, watch),
+        connection_class=_watched(target, watch, prepare),
         kwargs={
             "autocommit": True,
             "prepare_threshold": None,

@@ -4,9 +4,9 @@ Writes call the server-side functions of ``functions/*.sql``; reads are
 single SELECTs whose first table is the session row (the last rows: through
 ``__agents_tail`` of ``functions/reads.sql``, which does the same), so that "no such session" and
 the data come back together, from one snapshot. Every
-statement names its schema explicitly (no ``search_path``, no session state,
-no server-side prepared statements: safe behind PgBouncer's transaction
-pooling). JSON comes back as text, decoded by the store.
+statement names its schema explicitly (no ``search_path``, no session state
+but prepared statements named by their text, ``_prepare``: safe behind
+PgBouncer's transaction pooling). JSON comes back as text, decoded by the store.
 """
 
 from __future__ import annotations

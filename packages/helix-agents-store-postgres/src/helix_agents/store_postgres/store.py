@@ -63,6 +63,8 @@ class PostgresStateStore(
     ``max_messages`` keeps the newest N rows of each session. Each operation
     ends within ``operation_timeout`` seconds, waiting for a connection
     included, or raises :class:`~helix_agents.core.StoreUnavailableError`.
+    ``prepare`` (``auto``, ``on``, ``off``) says whether statements are
+    prepared on the server: ``auto`` on the store's own pool only.
     """
 
     # Rows
