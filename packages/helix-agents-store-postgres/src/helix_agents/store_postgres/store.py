@@ -100,16 +100,15 @@ class PostgresStateStore(
             "id": commit.commit_id,
         }
         rows = _json.dumps([dump_message(m) for m in commit.messages])
-        scoped = _json.dumps(
-            [
-                [scope, owner, key, value]
-                for (scope, owner), changes in merge_deltas(session_id, commit.scoped_state).items()
-                for key, value in changes.items()
-            ]
-        )
+        deltas = [
+            [scope, owner, key, value]
+            for (scope, owner), changes in merge_deltas(session_id, commit.scoped_state).items()
+            for key, value in changes.items()
+        ]
+        params = (session_id, rows, json.dumps(envelope), self._clock(), self.max_messages)
         doc = await self._call(
-            self._sql.commit,
-            (session_id, rows, json.dumps(envelope), self._clock(), self.max_messages, scoped),
+            self._sql.commit if deltas else self._sql.commit_plain,
+            (*params, _json.dumps(deltas)) if deltas else params,
             what="append_messages",
             session_id=session_id,
         )
