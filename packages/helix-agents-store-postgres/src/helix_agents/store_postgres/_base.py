@@ -26,7 +26,7 @@ from helix_agents.core.errors import session_not_found
 from helix_agents.core.limits import MAX_COUNT
 
 from ._config import DEFAULT_OPERATION_TIMEOUT, PoolSettings, count, seconds, valid_schema
-from ._connect import ConnectWatch, make_pool, probe, within
+from ._connect import ConnectWatch, OwnConnection, make_pool, probe, within
 from ._conninfo import Target
 from ._errors import MigrationError, connect_error, logger, timeout_error, wrap_driver_error
 from ._migrations import check_applied, migrate, read_applied, read_functions, stale_functions
@@ -370,6 +370,10 @@ def _resolve(prepare: str, *, own_pool: bool) -> bool:
 async def _execute(
     conn: AsyncConnection[Any], query: bytes, params: Params, prepare: bool
 ) -> list[Row]:
+    if isinstance(conn, OwnConnection) and conn.autocommit:
+        cur = conn.store_cursor()
+        await cur.execute(query, params, prepare=prepare)
+        return await cur.fetchall()
     # One statement in autocommit is its own transaction: no BEGIN/COMMIT round trips.
     if not conn.autocommit:
         async with _autocommit(conn):
