@@ -13,7 +13,13 @@ import pytest
 from psycopg import sql
 from psycopg_pool import AsyncConnectionPool
 
-from helix_agents.core import ChatMessage, MessageCommit, StoreMisconfiguredError, open_store
+from helix_agents.core import (
+    ChatMessage,
+    MessageCommit,
+    SessionNotFoundError,
+    StoreMisconfiguredError,
+    open_store,
+)
 from helix_agents.store_postgres import PoolSettings, PostgresStateStore
 from helix_agents.store_postgres._prepare import statement_name
 
@@ -221,3 +227,22 @@ async def test_a_changed_prepare_manager_shape_is_unsupported(
     assert not PostgresStateStore(pg_url).prepared_statements
     with pytest.raises(StoreMisconfiguredError, match=attribute):
         PostgresStateStore(pg_url, prepare="on")
+
+
+async def test_the_prepared_tail_read_answers_as_the_function(open_store: Factory) -> None:
+    """Prepared, the last rows are one SELECT; unprepared, ``__agents_tail``: same answers."""
+    async with open_store(prepare="off") as plain, open_store() as prepared:
+        assert prepared.prepared_statements and not plain.prepared_statements
+        await plain.create_session("empty")
+        await _work(plain)
+        for _ in range(3):
+            await plain.append_messages(
+                "s", MessageCommit(messages=(ChatMessage(role="user", content="more"),))
+            )
+        for sid in ("s", "empty"):
+            for limit in (None, 1, 2, 5, 100):
+                want = await plain.get_messages(sid, limit=limit)
+                assert await prepared.get_messages(sid, limit=limit) == want
+        assert len(await prepared.get_messages("s", limit=2)) == 2
+        with pytest.raises(SessionNotFoundError):
+            await prepared.get_messages("missing")

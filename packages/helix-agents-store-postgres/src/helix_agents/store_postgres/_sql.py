@@ -109,6 +109,13 @@ class Statements:
     messages: bytes = (
         b"SELECT t.row_text FROM {s}.__agents_tail(%s::text, %s::bigint) t ORDER BY t.row_idx"
     )
+    # The same read as one SELECT (limit first, then the session): prepared, its plan is kept
+    # without the function's call and row buffer.
+    messages_prepared: bytes = (
+        b"SELECT m.body::text " + _SESSION_ROW.encode() + b"LEFT JOIN LATERAL (SELECT r.idx, r.body"
+        b" FROM {s}.__agents_messages r WHERE r.session_id = x.session_id"
+        b" ORDER BY r.idx DESC LIMIT %s::bigint) m ON true WHERE x.session_id = %s ORDER BY m.idx"
+    )
     page_asc: bytes = _page(b">=", b"")
     page_desc: bytes = _page(b"<", b" DESC")
     context_items: bytes = _bodies(

@@ -159,9 +159,14 @@ class PostgresStateStore(
                 "get_messages",
                 lambda: check_tail_limit(session_id, limit),
             )
-        rows = await self._session_rows(
-            self._sql.messages, (session_id, limit), session_id, "get_messages"
-        )
+        if self._preparing:
+            rows = await self._session_rows(
+                self._sql.messages_prepared, (limit, session_id), session_id, "get_messages"
+            )
+        else:
+            rows = await self._session_rows(
+                self._sql.messages, (session_id, limit), session_id, "get_messages"
+            )
         return [_json.parse_row(body) for (body,) in rows if body is not None]
 
     async def get_message_count(self, session_id: str) -> int:
