@@ -53,6 +53,7 @@ def _refused(url: str, **options: Any) -> ValidationError:
         (f"{URL}?check=maybe", "check='maybe'"),
         (f"{URL}?auto_migrate=2", "auto_migrate='2'"),
         (f"{URL}?max_messages=0", "max_messages"),
+        (f"{URL}?prepare=always", "prepare='always'"),
         (f"{URL}?max_messages={'9' * 5000}", "max_messages"),
     ],
 )
@@ -76,6 +77,8 @@ def test_a_bad_url_or_url_option_is_a_validation_error_naming_it(url: str, named
         ({"check": "yes"}, "check='yes'"),
         ({"auto_migrate": "yes"}, "auto_migrate='yes'"),
         ({"max_messages": 2**80}, "max_messages"),
+        ({"prepare": True}, "prepare=True"),
+        ({"prepare": "ON"}, "prepare='ON'"),
     ],
 )
 def test_a_bad_keyword_option_is_a_validation_error_naming_it(

@@ -113,10 +113,13 @@ async def proxy(pg_url: str) -> AsyncIterator[tuple[CountingProxy, str]]:
 async def counted(
     proxy: tuple[CountingProxy, str], migrated: str
 ) -> AsyncIterator[tuple[PostgresStateStore, CountingProxy]]:
-    """A store whose only connection goes through the counting proxy."""
+    """A store whose only connection goes through the counting proxy, preparing nothing (a
+    prepared statement's first use on a connection costs one more: see below)."""
     counter, url = proxy
     settings = PoolSettings(min_size=1, max_size=1)
-    async with PostgresStateStore(url, schema=migrated, pool_settings=settings) as store:
+    async with PostgresStateStore(
+        url, schema=migrated, pool_settings=settings, prepare="off"
+    ) as store:
         yield store, counter
 
 
@@ -201,3 +204,25 @@ async def test_other_operations_are_one_round_trip(
         store.delete_session("t"),
     ):
         assert await _count(proxy, operation) == 1
+
+
+async def test_a_prepared_statement_costs_one_more_round_trip_on_first_use_only(
+    proxy: tuple[CountingProxy, str], migrated: str
+) -> None:
+    """With ``prepare=auto`` the first call of a statement on a connection prepares it (one
+    more round trip); every later call is one round trip, as unprepared."""
+    counter, url = proxy
+    settings = PoolSettings(min_size=1, max_size=1)
+    async with PostgresStateStore(url, schema=migrated, pool_settings=settings) as store:
+        assert store.prepared_statements
+        opened = len(counter.kinds)  # opening the store read the migrations table
+        assert await _count(counter, store.create_session("s")) == 2
+        assert await _count(counter, store.create_session("t")) == 1
+        for n, sid in enumerate(("s", "s", "t")):
+            commit = MessageCommit(
+                messages=(_user("a"),), expect_message_count=n if sid == "s" else 0
+            )
+            assert await _count(counter, store.append_messages(sid, commit)) == (2 if n == 0 else 1)
+        for n in range(2):
+            assert await _count(counter, store.get_messages("s", limit=1)) == (2 if n == 0 else 1)
+        assert "Q" not in counter.kinds[opened:]

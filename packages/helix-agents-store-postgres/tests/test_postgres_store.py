@@ -99,6 +99,26 @@ async def test_application_pool_with_transactional_connections(pg_url: str, migr
             await store.get_session("s")
 
 
+async def test_the_store_pool_left_transactional_by_the_application_still_commits(
+    open_store: Any,
+) -> None:
+    """A connection of the store's own pool that the application switched out of autocommit:
+    each statement still runs in autocommit, so no write waits in a transaction the pool would
+    roll back."""
+    async with open_store(pool_settings=PoolSettings(min_size=1, max_size=1)) as store:
+        async with store.pool.connection() as conn:
+            await conn.set_autocommit(False)
+        await store.create_session("s")
+        done = await store.append_messages(
+            "s", MessageCommit(messages=(ChatMessage(role="user", content="a"),))
+        )
+        assert done.message_count == 1
+        async with store.pool.connection() as conn:
+            assert conn.autocommit is False
+            assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        assert await store.get_message_count("s") == 1
+
+
 async def test_deleting_a_session_deletes_its_rows_even_racing_a_commit(
     open_store: Any, migrated: str
 ) -> None:

@@ -14,17 +14,23 @@ from psycopg import AsyncConnection
 from psycopg.rows import tuple_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from helix_agents.core import StateStoreError, StoreUnavailableError, ValidationError
+from helix_agents.core import (
+    StateStoreError,
+    StoreMisconfiguredError,
+    StoreUnavailableError,
+    ValidationError,
+)
 from helix_agents.core.backend import ClosesOnExit, check_id
 from helix_agents.core.clock import check_clock, utcnow
 from helix_agents.core.errors import session_not_found
 from helix_agents.core.limits import MAX_COUNT
 
 from ._config import DEFAULT_OPERATION_TIMEOUT, PoolSettings, count, seconds, valid_schema
-from ._connect import ConnectWatch, make_pool, probe, within
+from ._connect import ConnectWatch, OwnConnection, make_pool, probe, within
 from ._conninfo import Target
 from ._errors import MigrationError, connect_error, logger, timeout_error, wrap_driver_error
 from ._migrations import check_applied, migrate, read_applied, read_functions, stale_functions
+from ._prepare import REFUSED, STALE_PLAN, check_mode, named, unsupported
 from ._sql import Statements
 
 __all__ = ["StoreBase", "big"]
@@ -59,6 +65,7 @@ class StoreBase(ClosesOnExit):
         pool_settings: PoolSettings | None = None,
         operation_timeout: float = DEFAULT_OPERATION_TIMEOUT,
         clock: Callable[[], datetime] = utcnow,
+        prepare: str = "auto",
     ) -> None:
         if (conninfo is None) == (pool is None):
             raise ValidationError(
@@ -76,12 +83,16 @@ class StoreBase(ClosesOnExit):
         self.auto_migrate = auto_migrate
         self.operation_timeout = seconds("operation_timeout", operation_timeout)
         self._settings = pool_settings or PoolSettings()
+        self.prepare = check_mode(prepare)
+        self._preparing = _resolve(self.prepare, own_pool=pool is None)
         self._target: Target | None = None
         self._watch = ConnectWatch()
         self._pool: AsyncConnectionPool[Any]
         if pool is None:
             self._target = Target.parse(conninfo)
-            self._pool = make_pool(self._target, self._settings, self._watch)
+            self._pool = make_pool(
+                self._target, self._settings, self._watch, prepare=self._preparing
+            )
         else:
             self._pool = pool
         self._owns_pool = pool is None
@@ -96,6 +107,15 @@ class StoreBase(ClosesOnExit):
     def pool(self) -> AsyncConnectionPool[Any]:
         """The connection pool (the store's own, or the one the application passed)."""
         return self._pool
+
+    @property
+    def prepared_statements(self) -> bool:
+        """Whether the store now prepares its statements on the server (see ``prepare``).
+
+        It stops for good, with one warning, when the server or a pooler in
+        front of it refuses a prepared statement.
+        """
+        return self._preparing
 
     async def __aenter__(self) -> Self:
         self._ensure_open("open", None)
@@ -236,18 +256,27 @@ class StoreBase(ClosesOnExit):
         A read that finds its connection dead (a server restart, a killed
         backend) is retried once on another; a write is not, since it may
         have landed: the caller gets ``may_have_landed=True``. So does a write
-        that had no answer in time.
+        that had no answer in time. A prepared statement the server refused
+        (it did not run) is retried once unprepared, and one whose plan a
+        migration made stale once on another connection.
         """
         self._ensure_open(what, session_id)
         deadline = self._deadline()
         for attempt in (1, 2):
             conn: AsyncConnection[Any] | None = None
+            prepare = self._preparing
             try:
                 # getconn/putconn, not connection(): the connection's own context would
                 # only commit an autocommit connection (a no-op) and cost CPU on every call.
                 conn = await self._pool.getconn(timeout=self._left(deadline))
                 try:
-                    return await within(conn, _execute(conn, query, params), deadline)
+                    if prepare and not self._owns_pool:
+                        prepare = named(conn)
+                    return await within(conn, _execute(conn, query, params, prepare), deadline)
+                except psycopg.Error as exc:
+                    if prepare and exc.sqlstate == STALE_PLAN:
+                        await conn.close()  # its plans are stale: the pool discards it
+                    raise
                 finally:
                     await self._pool.putconn(conn)
             except TimeoutError as exc:
@@ -258,6 +287,12 @@ class StoreBase(ClosesOnExit):
                     may_have_landed=write,
                 ) from exc
             except psycopg.Error as exc:
+                if prepare and attempt == 1 and exc.sqlstate in REFUSED:
+                    self._stop_preparing(exc)
+                    continue
+                if prepare and attempt == 1 and exc.sqlstate == STALE_PLAN:
+                    logger.info("%s on session %r: stale prepared plan, retrying", what, session_id)
+                    continue
                 broken = conn is not None and conn.broken
                 if broken and not write and attempt == 1:
                     logger.info(
@@ -272,6 +307,16 @@ class StoreBase(ClosesOnExit):
                     broken=broken,
                 ) from exc
         raise AssertionError("unreachable")
+
+    def _stop_preparing(self, exc: psycopg.Error) -> None:
+        if self._preparing:
+            self._preparing = False
+            logger.warning(
+                "PostgreSQL refused a prepared statement (%s: %s): the store prepares no more "
+                "statements (behind PgBouncer before 1.21 in transaction mode, set prepare=off)",
+                exc.sqlstate,
+                exc,
+            )
 
     async def _call(self, query: bytes, params: Params, *, what: str, session_id: str) -> Any:
         """Call a server-side write function; return its JSON result."""
@@ -306,13 +351,35 @@ class StoreBase(ClosesOnExit):
             raise
 
 
-async def _execute(conn: AsyncConnection[Any], query: bytes, params: Params) -> list[Row]:
+def _resolve(prepare: str, *, own_pool: bool) -> bool:
+    """Whether a store with option ``prepare`` prepares its statements at first."""
+    if prepare == "off" or (prepare == "auto" and not own_pool):
+        return False
+    reason = unsupported()
+    if reason is None:
+        return True
+    if prepare == "on":
+        raise StoreMisconfiguredError(
+            f"option prepare='on': this psycopg cannot prepare statements under the store's "
+            f"names ({reason}); use prepare='auto' or 'off'"
+        )
+    logger.debug("preparing no statements: %s", reason)
+    return False
+
+
+async def _execute(
+    conn: AsyncConnection[Any], query: bytes, params: Params, prepare: bool
+) -> list[Row]:
+    if isinstance(conn, OwnConnection) and conn.autocommit:
+        cur = conn.store_cursor()
+        await cur.execute(query, params, prepare=prepare)
+        return await cur.fetchall()
     # One statement in autocommit is its own transaction: no BEGIN/COMMIT round trips.
     if not conn.autocommit:
         async with _autocommit(conn):
-            return await _execute(conn, query, params)
+            return await _execute(conn, query, params, prepare)
     async with conn.cursor(row_factory=tuple_row) as cur:
-        await cur.execute(query, params, prepare=False)
+        await cur.execute(query, params, prepare=prepare)
         return await cur.fetchall()
 
 

@@ -107,11 +107,14 @@ _URL_OPTIONS: dict[str, Callable[[str], Any]] = {
     "auto_migrate": _flag,
     "max_messages": int,
     "operation_timeout": float,
+    "prepare": str,
 }
 POOL_OPTIONS = frozenset(
     {"min_size", "max_size", "max_idle", "max_lifetime", "check", "timeout", "connect_timeout"}
 )
-STORE_OPTIONS = frozenset({"schema", "auto_migrate", "max_messages", "operation_timeout", "clock"})
+STORE_OPTIONS = frozenset(
+    {"schema", "auto_migrate", "max_messages", "operation_timeout", "clock", "prepare"}
+)
 
 
 def split_url(url: str) -> tuple[str, dict[str, Any]]:
@@ -119,7 +122,7 @@ def split_url(url: str) -> tuple[str, dict[str, Any]]:
 
     Store options (``min_size``, ``max_size``, ``max_idle``, ``max_lifetime``,
     ``check``, ``timeout``, ``schema``, ``auto_migrate``, ``max_messages``,
-    ``operation_timeout``) are taken out; every other query parameter
+    ``operation_timeout``, ``prepare``) are taken out; every other query parameter
     (``sslmode``, ``connect_timeout``, ``application_name``, …) stays for the
     conninfo. A malformed URL or option value is a :class:`ValidationError`
     that never shows the password.

@@ -4,9 +4,9 @@ Writes call the server-side functions of ``functions/*.sql``; reads are
 single SELECTs whose first table is the session row (the last rows: through
 ``__agents_tail`` of ``functions/reads.sql``, which does the same), so that "no such session" and
 the data come back together, from one snapshot. Every
-statement names its schema explicitly (no ``search_path``, no session state,
-no server-side prepared statements: safe behind PgBouncer's transaction
-pooling). JSON comes back as text, decoded by the store.
+statement names its schema explicitly (no ``search_path``, no session state
+but prepared statements named by their text, ``_prepare``: safe behind
+PgBouncer's transaction pooling). JSON comes back as text, decoded by the store.
 """
 
 from __future__ import annotations
@@ -55,6 +55,8 @@ class Statements:
 
     # Writes: server-side functions returning JSON (a result or a refusal).
     commit: bytes = _call("commit_scoped", "text", "jsonb", "jsonb", "", "bigint", "jsonb")
+    # A commit without scoped-state deltas skips the wrapper (its call costs the server ~7%).
+    commit_plain: bytes = _call("commit", "text", "jsonb", "jsonb", "", "bigint")
     truncate: bytes = _call("truncate", "text", "bigint", "text", "")
     pop: bytes = _call("pop", "text", "bigint", "text", "")
     replace: bytes = _call("replace", "text", "bigint", "jsonb", "bigint", "text", "", "bigint")
@@ -106,6 +108,13 @@ class Statements:
     # A PL/pgSQL function, so that the plan of the read is kept (functions/reads.sql).
     messages: bytes = (
         b"SELECT t.row_text FROM {s}.__agents_tail(%s::text, %s::bigint) t ORDER BY t.row_idx"
+    )
+    # The same read as one SELECT (limit first, then the session): prepared, its plan is kept
+    # without the function's call and row buffer.
+    messages_prepared: bytes = (
+        b"SELECT m.body::text " + _SESSION_ROW.encode() + b"LEFT JOIN LATERAL (SELECT r.idx, r.body"
+        b" FROM {s}.__agents_messages r WHERE r.session_id = x.session_id"
+        b" ORDER BY r.idx DESC LIMIT %s::bigint) m ON true WHERE x.session_id = %s ORDER BY m.idx"
     )
     page_asc: bytes = _page(b">=", b"")
     page_desc: bytes = _page(b"<", b" DESC")

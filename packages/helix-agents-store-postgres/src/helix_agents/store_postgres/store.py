@@ -63,6 +63,8 @@ class PostgresStateStore(
     ``max_messages`` keeps the newest N rows of each session. Each operation
     ends within ``operation_timeout`` seconds, waiting for a connection
     included, or raises :class:`~helix_agents.core.StoreUnavailableError`.
+    ``prepare`` (``auto``, ``on``, ``off``) says whether statements are
+    prepared on the server: ``auto`` on the store's own pool only.
     """
 
     # Rows
@@ -98,16 +100,15 @@ class PostgresStateStore(
             "id": commit.commit_id,
         }
         rows = _json.dumps([dump_message(m) for m in commit.messages])
-        scoped = _json.dumps(
-            [
-                [scope, owner, key, value]
-                for (scope, owner), changes in merge_deltas(session_id, commit.scoped_state).items()
-                for key, value in changes.items()
-            ]
-        )
+        deltas = [
+            [scope, owner, key, value]
+            for (scope, owner), changes in merge_deltas(session_id, commit.scoped_state).items()
+            for key, value in changes.items()
+        ]
+        params = (session_id, rows, json.dumps(envelope), self._clock(), self.max_messages)
         doc = await self._call(
-            self._sql.commit,
-            (session_id, rows, json.dumps(envelope), self._clock(), self.max_messages, scoped),
+            self._sql.commit if deltas else self._sql.commit_plain,
+            (*params, _json.dumps(deltas)) if deltas else params,
             what="append_messages",
             session_id=session_id,
         )
@@ -158,9 +159,14 @@ class PostgresStateStore(
                 "get_messages",
                 lambda: check_tail_limit(session_id, limit),
             )
-        rows = await self._session_rows(
-            self._sql.messages, (session_id, limit), session_id, "get_messages"
-        )
+        if self._preparing:
+            rows = await self._session_rows(
+                self._sql.messages_prepared, (limit, session_id), session_id, "get_messages"
+            )
+        else:
+            rows = await self._session_rows(
+                self._sql.messages, (session_id, limit), session_id, "get_messages"
+            )
         return [_json.parse_row(body) for (body,) in rows if body is not None]
 
     async def get_message_count(self, session_id: str) -> int:
