@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, cast
 
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
@@ -36,12 +36,20 @@ else:
     _ModelMeta = type(BaseModel)
 
 
+_model_init = BaseModel.__init__
+
+
 class _ValueMeta(_ModelMeta):
     # Wrapping the call, not __init__: a custom __init__ would make pydantic run Python
     # code for every nested value it validates, which doubles the cost of reading rows.
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
+        model = cast("type[BaseModel]", cls)
         try:
-            return super().__call__(*args, **kwargs)
+            if args or model.__init__ is not _model_init:
+                return super().__call__(*args, **kwargs)
+            # What BaseModel.__init__ does, without its frame and self_instance: half the
+            # cost of building a small value (CommitResult 2.4 -> 1.2 us).
+            return model.__pydantic_validator__.validate_python(kwargs)
         except pydantic.ValidationError as exc:
             raise ValidationError(f"invalid {cls.__name__}: {describe(exc)}") from None
 
