@@ -1,13 +1,16 @@
-"""check_record's fast path agrees with the generic walk on every input, valid or not."""
+"""The fast paths of check_record and dump_message_json agree with the generic ones on
+every input, valid or not."""
 
 from __future__ import annotations
 
+import warnings
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic_core import PydanticSerializationError
 
 from helix_agents.core import (
     MAX_ID_BYTES,
@@ -22,7 +25,7 @@ from helix_agents.core import (
     StartRun,
     ValidationError,
 )
-from helix_agents.core.backend import check_record
+from helix_agents.core.backend import check_record, dump_message_json
 from helix_agents.core.inputs import _check_record, _storable
 
 # Text that may hold lone surrogates and NUL, which the checks refuse in places.
@@ -226,3 +229,37 @@ def test_a_refusal_still_names_its_path(row: ChatMessage, named: str) -> None:
     with pytest.raises(ValidationError) as caught:
         check_record(commit, "s1")
     assert str(caught.value).startswith(f"session 's1': {named}")
+
+
+def _dumped(dump: Any) -> tuple[Any, ...]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        outcome = _outcome(dump)
+        try:
+            text = dump()
+        except Exception:  # the outcome above holds it
+            text = None
+    return (outcome, text, [str(w.message) for w in caught])
+
+
+@settings(max_examples=800, deadline=None)
+@given(
+    _chat_rows()
+    | st.builds(
+        lambda text, calls: ChatMessage(role="assistant", content=text, tool_calls=calls),
+        st.none() | st.text(st.characters(blacklist_categories=())),
+        _json,
+    )
+)
+def test_a_chat_row_is_dumped_the_same_by_both_paths(row: ChatMessage) -> None:
+    def generic() -> str:  # dump_message_json before its fast path
+        try:
+            return row.model_dump_json(by_alias=True, exclude_unset=True)
+        except PydanticSerializationError as exc:
+            raise ValidationError(
+                f"session 's1': a {row.role} row cannot be stored as JSON "
+                f"(text with a lone surrogate is not valid Unicode): {exc}",
+                session_id="s1",
+            ) from None
+
+    assert _dumped(lambda: dump_message_json(row, "s1")) == _dumped(generic)
