@@ -284,11 +284,7 @@ def _plain(value: Any) -> bool:
     if kind is tuple:
         return not value or all(isinstance(part, BaseModel) and _storable(part) for part in value)
     if kind is list or kind is dict:
-        try:
-            _walk(value, 0)
-        except _RefusedError:
-            return False
-        return True
+        return _plain_json(value, 0)
     if value is None or kind is bool or kind is datetime:
         return True
     if kind is int:
@@ -307,6 +303,34 @@ def _layout(model: type[BaseModel]) -> tuple[tuple[str, ...], frozenset[str]]:
         names = tuple(model.model_fields)
         found = _layouts[model] = (names, _ID_FIELDS.intersection(names))
     return found
+
+
+def _plain_json(value: list[Any] | dict[Any, Any], depth: int) -> bool:
+    """Whether ``_walk(value, depth)`` would pass a list or dict: leaves judged inline."""
+    if depth >= MAX_JSON_DEPTH:
+        return False
+    items: Any = value
+    if type(value) is dict:
+        for key in value:
+            if type(key) is not str or (not key.isascii() and _SURROGATE.search(key)):
+                return False
+        items = value.values()
+    for item in items:
+        kind = type(item)
+        if kind is str:
+            if not item.isascii() and _SURROGATE.search(item):
+                return False
+        elif kind is dict or kind is list:
+            if not _plain_json(item, depth + 1):
+                return False
+        elif item is None or kind is bool:
+            continue
+        elif kind is int:
+            if not -_INT_BOUND < item < _INT_BOUND:
+                return False
+        elif kind is not float or not math.isfinite(item):
+            return False
+    return True
 
 
 def _check_field(value: Any, path: str, session_id: str | None) -> None:
