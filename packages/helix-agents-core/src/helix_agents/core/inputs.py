@@ -256,17 +256,7 @@ def _storable(record: BaseModel) -> bool:
     names, ids = _layout(type(record))
     for name in names:
         value = getattr(record, name)
-        if value is None:
-            continue
-        if name in ids:
-            if not (
-                type(value) is str
-                and value.isascii()
-                and "\x00" not in value
-                and 0 < len(value) <= MAX_ID_BYTES
-            ):
-                return False
-        elif not _plain(value):
+        if not (value is None or (_plain_id(value) if name in ids else _plain(value))):
             return False
     extra = record.__pydantic_extra__
     if extra:
@@ -274,6 +264,16 @@ def _storable(record: BaseModel) -> bool:
             if not _plain(value):
                 return False
     return True
+
+
+def _plain_id(value: Any) -> bool:
+    """Whether ``check_id`` would pass ``value``, judged for ASCII text only."""
+    return (
+        type(value) is str
+        and value.isascii()
+        and "\x00" not in value
+        and 0 < len(value) <= MAX_ID_BYTES
+    )
 
 
 def _plain(value: Any) -> bool:

@@ -188,6 +188,11 @@ def dump_message_json(message: Message, session_id: str | None = None) -> str:
         text = _chat_json(message)
         if text is not None:
             return text
+    return _dump_json(message, session_id)
+
+
+def _dump_json(message: Message, session_id: str | None) -> str:
+    """:func:`dump_message_json` without its fast path: what decides when that is unsure."""
     try:
         return message.model_dump_json(by_alias=True, exclude_unset=True)
     except PydanticSerializationError as exc:
