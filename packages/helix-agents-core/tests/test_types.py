@@ -10,6 +10,7 @@ import pytest
 
 from helix_agents.core import (
     ChatMessage,
+    CommitResult,
     ContextItem,
     ContextMessage,
     LateAnswer,
@@ -20,6 +21,7 @@ from helix_agents.core import (
     parse_message,
 )
 from helix_agents.core.backend import dump_message_json, parse_message_json
+from helix_agents.core.messages import describe
 
 
 @pytest.mark.parametrize(
@@ -102,3 +104,54 @@ def test_item_and_row_convert_both_ways() -> None:
     assert isinstance(row, ContextMessage)
     assert row.role == "context"
     assert row.to_item() == item
+
+
+def _through_init(
+    model: type[pydantic.BaseModel], **kwargs: object
+) -> pydantic.BaseModel | tuple[str, str]:
+    """``model(**kwargs)`` the generic way: pydantic's own ``__init__`` on a bare instance."""
+    made = model.__new__(model)
+    try:
+        pydantic.BaseModel.__init__(made, **kwargs)
+    except pydantic.ValidationError as exc:
+        return ("refused", describe(exc))
+    return made
+
+
+@pytest.mark.parametrize(
+    ("model", "kwargs"),
+    [
+        (CommitResult, {"first_index": 3, "message_count": 6}),
+        (CommitResult, {"first_index": 3, "message_count": 6, "replayed": True}),
+        (CommitResult, {"first_index": "3", "message_count": 6}),
+        (CommitResult, {"first_index": 3}),
+        (ChatMessage, {"role": "user", "content": "hi", "name": "n"}),
+        (ChatMessage, {"role": "robot", "content": "hi"}),
+        (ContextMessage, {"kind": "notice", "content": "x"}),
+        (ContextMessage, {"kind": "memory", "content": "x"}),
+        (ContextItem, {"kind": "tools", "content": "", "pass": "p", "enable": ["t"]}),
+        (MessageCommit, {"messages": [ChatMessage(role="user", content="a")], "commit_id": "c"}),
+        (MessageCommit, {"expect_message_count": -1}),
+    ],
+)
+def test_constructing_a_value_matches_pydantic_init(
+    model: type[pydantic.BaseModel], kwargs: dict[str, object]
+) -> None:
+    # Values are built without BaseModel.__init__ (messages._ValueMeta); same value, same
+    # fields set (what stored rows keep), same refusal.
+    expected = _through_init(model, **kwargs)
+    if isinstance(expected, tuple):
+        with pytest.raises(ValidationError) as caught:
+            model(**kwargs)
+        assert str(caught.value) == f"invalid {model.__name__}: {expected[1]}"
+        return
+    built = model(**kwargs)
+    assert type(built) is model
+    assert built == expected
+    assert built.model_fields_set == expected.model_fields_set
+    assert built.model_dump(exclude_unset=True) == expected.model_dump(exclude_unset=True)
+
+
+def test_a_positional_argument_is_still_refused() -> None:
+    with pytest.raises(TypeError):
+        CommitResult(3, 6)  # type: ignore[call-arg]

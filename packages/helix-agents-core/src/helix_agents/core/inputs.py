@@ -227,6 +227,12 @@ def check_record(record: _M, session_id: str | None = None, field: str | None = 
     :func:`check_json`. The first refusal is a :class:`ValidationError` naming
     the field's path and the session.
     """
+    if _storable(record):
+        return record
+    return _check_record(record, session_id, field)
+
+
+def _check_record(record: _M, session_id: str | None, field: str | None) -> _M:
     prefix = f"{field}." if field else ""
     names, ids = _layout(type(record))
     for name in names:
@@ -243,6 +249,53 @@ def check_record(record: _M, session_id: str | None = None, field: str | None = 
     return record
 
 
+# The fast path: True only where _check_record would return, judged without building
+# paths or messages; anything it is unsure of is False, and _check_record then decides
+# (and names the first refusal). Most of an append's client CPU was this walk.
+def _storable(record: BaseModel) -> bool:
+    names, ids = _layout(type(record))
+    for name in names:
+        value = getattr(record, name)
+        if not (value is None or (_plain_id(value) if name in ids else _plain(value))):
+            return False
+    extra = record.__pydantic_extra__
+    if extra:
+        for value in extra.values():
+            if not _plain(value):
+                return False
+    return True
+
+
+def _plain_id(value: Any) -> bool:
+    """Whether ``check_id`` would pass ``value``, judged for ASCII text only."""
+    return (
+        type(value) is str
+        and value.isascii()
+        and "\x00" not in value
+        and 0 < len(value) <= MAX_ID_BYTES
+    )
+
+
+def _plain(value: Any) -> bool:
+    """Whether ``_check_field`` would pass ``value``: its cases, for exact built-in types."""
+    kind = type(value)
+    if kind is str:
+        return value.isascii() or _SURROGATE.search(value) is None
+    if kind is tuple:
+        return not value or all(isinstance(part, BaseModel) and _storable(part) for part in value)
+    if kind is list or kind is dict:
+        return _plain_json(value, 0)
+    if value is None or kind is bool or kind is datetime:
+        return True
+    if kind is int:
+        return bool(-_INT_BOUND < value < _INT_BOUND)
+    if kind is float:
+        return math.isfinite(value)
+    if isinstance(value, BaseModel):
+        return _storable(value)
+    return False
+
+
 def _layout(model: type[BaseModel]) -> tuple[tuple[str, ...], frozenset[str]]:
     """The declared fields of ``model`` and those of them that are ids, computed once."""
     found = _layouts.get(model)
@@ -252,14 +305,42 @@ def _layout(model: type[BaseModel]) -> tuple[tuple[str, ...], frozenset[str]]:
     return found
 
 
+def _plain_json(value: list[Any] | dict[Any, Any], depth: int) -> bool:
+    """Whether ``_walk(value, depth)`` would pass a list or dict: leaves judged inline."""
+    if depth >= MAX_JSON_DEPTH:
+        return False
+    items: Any = value
+    if type(value) is dict:
+        for key in value:
+            if type(key) is not str or (not key.isascii() and _SURROGATE.search(key)):
+                return False
+        items = value.values()
+    for item in items:
+        kind = type(item)
+        if kind is str:
+            if not item.isascii() and _SURROGATE.search(item):
+                return False
+        elif kind is dict or kind is list:
+            if not _plain_json(item, depth + 1):
+                return False
+        elif item is None or kind is bool:
+            continue
+        elif kind is int:
+            if not -_INT_BOUND < item < _INT_BOUND:
+                return False
+        elif kind is not float or not math.isfinite(item):
+            return False
+    return True
+
+
 def _check_field(value: Any, path: str, session_id: str | None) -> None:
     if type(value) is str:
         if not value.isascii() and _SURROGATE.search(value):
             check_text(value, path, session_id=session_id)
     elif isinstance(value, BaseModel):
-        check_record(value, session_id, path)
+        _check_record(value, session_id, path)
     elif isinstance(value, tuple) and value and isinstance(value[0], BaseModel):
         for i, part in enumerate(value):
-            check_record(part, session_id, f"{path}[{i}]")
+            _check_record(part, session_id, f"{path}[{i}]")
     elif not isinstance(value, datetime):
         check_json(value, path, session_id=session_id)
