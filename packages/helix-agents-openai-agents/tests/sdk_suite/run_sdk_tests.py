@@ -40,6 +40,20 @@ def cache_root() -> Path:
     return Path(base) / "helix-agents"
 
 
+def _unpack(tar: tarfile.TarFile, into: Path) -> None:
+    """Extract ``tar`` into ``into``, nothing outside it."""
+    if hasattr(tarfile, "data_filter"):  # Python 3.11.4+: the standard library's checks
+        tar.extractall(into, filter="data")
+        return
+    # Older Pythons have no extraction filters: plain files and directories only (the
+    # sdist's one link is a document the tests never read), each named inside ``into``.
+    members = [m for m in tar.getmembers() if m.isfile() or m.isdir()]
+    for member in members:
+        if member.name.startswith("/") or ".." in Path(member.name).parts:
+            raise SystemExit(f"{member.name}: a path outside the sdist's directory")
+    tar.extractall(into, members=members)
+
+
 def sdk_tests(version: str | None = None) -> Path:
     """The unpacked sdist of ``version`` (default: the installed one), fetched once."""
     installed = importlib.metadata.version(DISTRIBUTION)
@@ -67,7 +81,7 @@ def sdk_tests(version: str | None = None) -> Path:
         if digest != sdist["hashes"]["sha256"]:
             raise SystemExit(f"{sdist['filename']}: sha256 {digest} is not the index's")
         with tarfile.open(archive) as tar:
-            tar.extractall(tmp, filter="data")
+            _unpack(tar, Path(tmp))
         unpacked = Path(tmp) / f"openai_agents-{version}"
         try:
             unpacked.rename(target)
