@@ -144,6 +144,26 @@ async def test_a_listing_page_is_one_script_call_on_a_standalone_server(
         assert sent == [["EVALSHA"], ["EVALSHA", "EVALSHA"]]
 
 
+async def test_a_users_summaries_become_a_hashtable_past_sixteen_sessions(
+    private_factory: Callable[..., RedisStateStore], private_redis_url: str
+) -> None:
+    # A page reads ~20 of them, the newest last in a listpack: each a scan from its start.
+    async with (
+        private_factory() as store,
+        aredis.Redis.from_url(private_redis_url, decode_responses=True) as admin,
+    ):
+        summaries = store.options.keys.user("many") + ":sum"
+        encodings = []
+        for _ in range(17):
+            await store.create_session(user_id="many")
+            encodings.append(await admin.object("encoding", summaries))
+        assert encodings == ["listpack"] * 16 + ["hashtable"]
+        assert await admin.hlen(summaries) == 17  # the converting field is gone
+        assert not await admin.hexists(summaries, "")
+        page = await store.list_sessions("many", first=20)
+        assert len(page.sessions) == 17 and page.next_cursor is None
+
+
 async def test_on_a_cluster_the_listing_takes_one_more_command(
     cluster_factory: Callable[..., RedisStateStore], redis_cluster_url: str
 ) -> None:
