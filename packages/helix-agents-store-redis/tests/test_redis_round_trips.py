@@ -177,23 +177,21 @@ async def test_a_summary_past_its_deadline_or_behind_its_index_entry_is_not_show
 
 
 async def test_a_users_summaries_become_a_hashtable_past_sixteen_sessions(
-    private_factory: Callable[..., RedisStateStore], private_redis_url: str
+    private_factory: Callable[..., RedisStateStore],
 ) -> None:
     # A page reads ~20 of them, the newest last in a listpack: each a scan from its start.
-    async with (
-        private_factory() as store,
-        aredis.Redis.from_url(private_redis_url, decode_responses=True) as admin,
-    ):
+    encodings = []
+    async with private_factory() as store:
         summaries = store.options.keys.user("many") + ":sum"
-        encodings = []
         for _ in range(17):
             await store.create_session(user_id="many")
-            encodings.append(await admin.object("encoding", summaries))
-        assert encodings == ["listpack"] * 16 + ["hashtable"]
-        assert await admin.hlen(summaries) == 17  # the converting field is gone
-        assert not await admin.hexists(summaries, "")
+            encodings.append(await store.client.object("encoding", summaries))
+        held = await store.client.hlen(summaries)
+        converter_left = await store.client.hexists(summaries, "")
         page = await store.list_sessions("many", first=20)
-        assert len(page.sessions) == 17 and page.next_cursor is None
+    assert encodings == ["listpack"] * 16 + ["hashtable"]
+    assert held == 17 and not converter_left  # the converting field is gone
+    assert len(page.sessions) == 17 and page.next_cursor is None
 
 
 async def test_on_a_cluster_the_listing_takes_one_more_command(
