@@ -144,6 +144,56 @@ async def test_a_listing_page_is_one_script_call_on_a_standalone_server(
         assert sent == [["EVALSHA"], ["EVALSHA", "EVALSHA"]]
 
 
+async def test_a_summary_past_its_deadline_or_behind_its_index_entry_is_not_shown(
+    private_factory: Callable[..., RedisStateStore], private_redis_url: str
+) -> None:
+    # Such a session is read from its own keys (what they say is shown), on the first
+    # page and on a page after a cursor.
+    async with (
+        private_factory() as store,
+        aredis.Redis.from_url(private_redis_url, decode_responses=True) as admin,
+    ):
+        sids = [(await store.create_session(user_id="sums")).id for _ in range(4)]
+        keys = store.options.keys
+        summaries = keys.user("sums") + ":sum"
+        newest, older, expired, oldest = reversed(sids)
+        # A writer that kept no summary (an older version) moved `older` to the front...
+        la = int(str(await admin.hget(keys.meta(newest), "la"))) + 5
+        await admin.hset(keys.meta(older), mapping={"la": la, "count": 7})
+        await admin.zadd(keys.user("sums"), {older: -la})
+        # ...and `expired`'s summary says it idled out (its keys still live here).
+        _, *rest = str(await admin.hget(summaries, expired)).split(",")
+        rest[2] = "9"  # its count, as no read of the session says
+        await admin.hset(summaries, expired, ",".join(["1", *rest]))
+        whole = await store.list_sessions("sums", first=4)
+        walked = [(await store.list_sessions("sums", first=1)).sessions[0]]
+        while len(walked) < 4:
+            cursor = (await store.list_sessions("sums", first=len(walked))).next_cursor
+            walked += (await store.list_sessions("sums", first=1, cursor=cursor)).sessions
+    assert [s.id for s in whole.sessions] == [older, newest, expired, oldest]
+    assert walked == list(whole.sessions)
+    assert [s.message_count for s in whole.sessions] == [7, 0, 0, 0]
+    assert whole.sessions[0].last_activity_at > whole.sessions[1].last_activity_at
+
+
+async def test_a_users_summaries_become_a_hashtable_past_sixteen_sessions(
+    private_factory: Callable[..., RedisStateStore],
+) -> None:
+    # A page reads ~20 of them, the newest last in a listpack: each a scan from its start.
+    encodings = []
+    async with private_factory() as store:
+        summaries = store.options.keys.user("many") + ":sum"
+        for _ in range(17):
+            await store.create_session(user_id="many")
+            encodings.append(await store.client.object("encoding", summaries))
+        held = await store.client.hlen(summaries)
+        converter_left = await store.client.hexists(summaries, "")
+        page = await store.list_sessions("many", first=20)
+    assert encodings == ["listpack"] * 16 + ["hashtable"]
+    assert held == 17 and not converter_left  # the converting field is gone
+    assert len(page.sessions) == 17 and page.next_cursor is None
+
+
 async def test_on_a_cluster_the_listing_takes_one_more_command(
     cluster_factory: Callable[..., RedisStateStore], redis_cluster_url: str
 ) -> None:

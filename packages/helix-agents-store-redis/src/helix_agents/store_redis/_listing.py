@@ -87,7 +87,8 @@ class ListingMixin(StoreBase):
         if not self.cluster:
             score = "" if position is None else position[1]
             keys = [ukey, summaries_of(ukey)]
-            replies = _split_index(await scripts.run("r_index", keys, [need, score]))
+            reply = await scripts.run("r_index", keys, [need, score])
+            replies = _split_index(reply, None if position is None else position[1])
         else:
             pairs = await self._index_pipeline(client, ukey, position, need)
             replies = [[(text(m), int(s), None) for m, s in pairs_] for pairs_ in pairs]
@@ -159,19 +160,24 @@ def _fields(sid: str, created: Any, la: Any, count: Any, pending: Any) -> _Field
     }
 
 
-def _split_index(reply: Any) -> list[list[_Listed]]:
-    """``r_index``'s NUL-joined string as its ties and the rest; a summary counts only
-    while its session lives and it is as new as the index entry (same activity time)."""
+def _split_index(reply: Any, tie_score: int | None) -> list[list[_Listed]]:
+    """``r_index``'s NUL-joined string as its ties (at ``tie_score``) and the rest; a
+    summary counts only while its session lives and it is as new as the index entry
+    (same activity time)."""
     fields = text(reply).split("\0")
-    now = int(fields[1])
+    ties = int(fields[-3])
+    now = int(fields[-2]) * 1000 + int(fields[-1]) // 1000  # the server's ms
+    pairs = 2 * ((len(fields) - 3 - 2 * ties) // 3)  # the rest's: 2 fields and a summary each
+    rest = fields[:pairs]
+    sids = fields[pairs : pairs + ties] + rest[0::2]
+    tied = [] if tie_score is None else [tie_score] * ties
+    scores = tied + [int(float(s)) for s in rest[1::2]]
     listed: list[_Listed] = []
-    for i in range(2, len(fields), 3):
-        score = int(float(fields[i + 1]))
-        summary = fields[i + 2].split(",") if fields[i + 2] else None
+    for sid, score, text_ in zip(sids, scores, fields[pairs + ties : -3], strict=True):
+        summary = text_.split(",") if text_ else None
         if summary is not None:
             deadline = int(summary[0])
             if (deadline and deadline <= now) or int(summary[2]) != -score:
                 summary = None
-        listed.append((fields[i], score, None if summary is None else summary[1:]))
-    ties = int(fields[0])
+        listed.append((sid, score, None if summary is None else summary[1:]))
     return [listed[:ties], listed[ties:]]

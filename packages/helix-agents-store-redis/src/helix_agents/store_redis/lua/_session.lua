@@ -88,7 +88,9 @@ local function summary_set(ukey, la, deadline, created, count)
     created, count = m[1], m[2]
   end
   local summary = {deadline, created, int(la), count, redis.call('HLEN', APPR)}
-  redis.call('HSET', skey, SID, table.concat(summary, ','))
+  if redis.call('HSET', skey, SID, table.concat(summary, ',')) == 1 then
+    to_hashtable(skey)
+  end
   keep_alive(skey, TTL, fresh)
 end
 
