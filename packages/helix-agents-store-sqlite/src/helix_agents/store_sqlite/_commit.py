@@ -11,7 +11,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from helix_agents.core import CommitResult, MessageCommit, RunInfo, ValidationError
+from helix_agents.core import CommitResult, Message, MessageCommit, RunInfo, ValidationError
 from helix_agents.core.backend import (
     CommitPlan,
     CommitState,
@@ -94,7 +94,7 @@ def _plain(
     """
     rows = commit.messages
     n = len(rows)
-    ui = sum(message.role != "context" for message in rows)
+    ui = _ui_rows(rows)
     now = to_us(clock())
     expected = commit.expect_message_count
     if expected is None:
@@ -109,14 +109,7 @@ def _plain(
         run = None if run_json is None else RunInfo.model_validate_json(run_json)
         assert_fence(sid, commit.fence_run_id, run)
     base = count - n
-    if n:
-        db.executemany(
-            _INSERT_ROWS,
-            [
-                (sid, base + i, message.role == "context", dump_message_json(message, sid))
-                for i, message in enumerate(rows)
-            ],
-        )
+    _insert_rows(db, sid, base, rows)
     if max_messages is not None and count - first > max_messages:
         row = SessionRow(sid, None, 0, 0, "", count, first)
         retain(db, row, max_messages)
@@ -125,6 +118,23 @@ def _plain(
             (row.first_index, sid),
         )
     return CommitResult(first_index=base, message_count=count)
+
+
+def _insert_rows(db: sqlite3.Connection, sid: str, base: int, rows: Sequence[Message]) -> None:
+    """Insert ``rows`` at indexes ``base``, ``base + 1``, …."""
+    if rows:
+        db.executemany(
+            _INSERT_ROWS,
+            [
+                (sid, base + i, message.role == "context", dump_message_json(message, sid))
+                for i, message in enumerate(rows)
+            ],
+        )
+
+
+def _ui_rows(rows: Sequence[Message]) -> int:
+    """How many of ``rows`` the user sees (all but ``context`` rows)."""
+    return sum(message.role != "context" for message in rows)
 
 
 def save_row(db: sqlite3.Connection, row: SessionRow, clock: Clock) -> None:
@@ -213,14 +223,9 @@ def apply_plan(
         db.execute(
             "INSERT INTO __agents_runs (session_id, run_id) VALUES (?, ?)", (sid, plan.run_id)
         )
-    base = row.message_count
-    values = [
-        (sid, base + i, message.role == "context", dump_message_json(message, sid))
-        for i, message in enumerate(plan.rows)
-    ]
-    db.executemany(_INSERT_ROWS, values)
-    row.message_count += len(values)
-    row.ui_count += sum(not is_context for _, _, is_context, _ in values)
+    _insert_rows(db, sid, row.message_count, plan.rows)
+    row.message_count += len(plan.rows)
+    row.ui_count += _ui_rows(plan.rows)
     for (table, column), deliveries in zip(
         _QUEUES, (plan.context_deliveries, plan.late_deliveries), strict=True
     ):
