@@ -110,13 +110,9 @@ def _plain(
         assert_fence(sid, commit.fence_run_id, run)
     base = count - n
     _insert_rows(db, sid, base, rows)
-    if max_messages is not None and count - first > max_messages:
-        row = SessionRow(sid, None, 0, 0, "", count, first)
-        retain(db, row, max_messages)
-        db.execute(
-            "UPDATE __agents_sessions SET first_index = ? WHERE session_id = ?",
-            (row.first_index, sid),
-        )
+    kept = _retained(db, sid, count, first, max_messages)
+    if kept != first:
+        db.execute("UPDATE __agents_sessions SET first_index = ? WHERE session_id = ?", (kept, sid))
     return CommitResult(first_index=base, message_count=count)
 
 
@@ -293,9 +289,16 @@ def cut_rows(db: sqlite3.Connection, row: SessionRow, keep: int) -> None:
 
 def retain(db: sqlite3.Connection, row: SessionRow, max_messages: int | None) -> None:
     """Keep the newest ``max_messages`` rows; indexes and the UI count stay absolute (MSG-5)."""
-    if max_messages is None or row.message_count - row.first_index <= max_messages:
-        return
-    first = row.message_count - max_messages
-    archive_before(db, row.id, first)
-    db.execute("DELETE FROM __agents_messages WHERE session_id = ? AND idx < ?", (row.id, first))
-    row.first_index = first
+    row.first_index = _retained(db, row.id, row.message_count, row.first_index, max_messages)
+
+
+def _retained(
+    db: sqlite3.Connection, sid: str, count: int, first: int, max_messages: int | None
+) -> int:
+    """:func:`retain` on a session's counts; the first index kept."""
+    if max_messages is None or count - first <= max_messages:
+        return first
+    first = count - max_messages
+    archive_before(db, sid, first)
+    db.execute("DELETE FROM __agents_messages WHERE session_id = ? AND idx < ?", (sid, first))
+    return first
