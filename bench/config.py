@@ -39,10 +39,14 @@ class Settings:
     """Session ids one repetition's turns spread over."""
     turns: int = 1000
     """Turns per repetition and system: 20 per session, so each conversation reaches 60 rows."""
+    chunk: int = 100
+    """Turns one system runs before the next takes its turn, within a repetition."""
     warmup_turns: int = 100
     repetitions: int = 5
     read_last: int = 20
     floor_samples: int = 2000
+    paired_turns: int = 400
+    """Rounds of append, read and floor call per repetition for each of our stores."""
     growth_sizes: tuple[int, ...] = (100, 10_000, 100_000)
     growth_ops: int = 200
     listing_sizes: tuple[int, ...] = (100, 100_000)
@@ -72,6 +76,7 @@ class Settings:
             warmup_turns=50,
             repetitions=2,
             floor_samples=500,
+            paired_turns=150,
             growth_ops=60,
             listing_sizes=(100, 10_000),
             listing_ops=60,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -22,11 +23,20 @@ import psycopg
 from psycopg import sql
 from redis.asyncio import Redis
 
-from .config import Servers
-from .stats import Latencies, timed
-from .workload import make_turn
+from .config import Servers, Settings
+from .stats import Latencies, Spread, timed
+from .throughput import start_sessions
+from .workload import Subject, make_turn
 
-__all__ = ["Floors"]
+__all__ = ["FLOOR_OF", "Floors", "measure_paired"]
+
+FLOOR_OF: dict[str, tuple[str, float]] = {
+    "helix redis": ("redis PING", 2.0),
+    "helix postgres": ("postgres 1-RT insert tx", 2.0),
+    "helix sqlite": ("sqlite 3-row insert+commit (NORMAL)", 1.5),
+    "helix sqlite (FULL)": ("sqlite 3-row insert+commit (FULL)", 1.5),
+}
+"""Our store -> the server floor its append p50 is held to, and the bound on the ratio."""
 
 _ROW = json.dumps({"role": "tool", "content": make_turn(0).tool_output})
 _SCRIPT = "return 1"
@@ -151,6 +161,10 @@ class Floors:
                 for _ in range(min(_BLOCK, n - start)):
                     self.samples[name].add(await timed(op))
 
+    def op(self, name: str) -> Callable[[], Awaitable[Any]] | None:
+        """The floor called ``name``, if its server is open."""
+        return self._ops.get(name)
+
     def reset(self) -> None:
         """Forget the samples taken so far (after a warm-up)."""
         self.samples = {name: Latencies() for name in self._ops}
@@ -162,3 +176,55 @@ class Floors:
     async def close(self) -> None:
         """Drop the floor tables and disconnect."""
         await self._stack.aclose()
+
+
+async def measure_paired(
+    subjects: list[Subject], floors: Floors, settings: Settings
+) -> dict[str, dict[str, Any]]:
+    """Each of our stores' append against its floor (:data:`FLOOR_OF`), sampled in pairs.
+
+    A round is the turn's append, its 20-row read, then one call of the floor,
+    so both see the same cadence and the same moment of the machine (a thread
+    woken on a busy or an idle core, a warm or a cold cache), which the floors
+    sampled in blocks between repetitions do not. The ratio is taken per
+    repetition (the subjects rotating) and its median reported.
+    """
+    paired = [
+        (s, name, op)
+        for s in subjects
+        if s.name in FLOOR_OF and (op := floors.op(name := FLOOR_OF[s.name][0])) is not None
+    ]
+    samples: dict[str, tuple[Latencies, Latencies, list[float]]] = {
+        s.name: (Latencies(), Latencies(), []) for s, _, _ in paired
+    }
+    clock = time.perf_counter
+    for rep in range(settings.repetitions):
+        shift = rep % len(paired) if paired else 0
+        for subject, _, op in paired[shift:] + paired[:shift]:
+            sessions = [f"p{rep}-s{i:02d}" for i in range(settings.sessions)]
+            await start_sessions(subject, sessions)
+            counts = dict.fromkeys(sessions, 0)
+            ours, floor = Latencies(), Latencies()
+            for i in range(settings.paired_turns):
+                sid = sessions[i % len(sessions)]
+                turn = make_turn(50_000_000 + rep * 1_000_000 + i)
+                start = clock()
+                await subject.append(sid, turn, counts[sid])
+                ours.add(clock() - start)
+                counts[sid] += 3
+                await subject.read(sid, settings.read_last)
+                floor.add(await timed(op))
+            pooled_ours, pooled_floor, ratios = samples[subject.name]
+            pooled_ours.samples += ours.samples
+            pooled_floor.samples += floor.samples
+            ratios.append(ours.summary()["p50_ms"] / floor.summary()["p50_ms"])
+    return {
+        s.name: {
+            "floor": name,
+            "append": samples[s.name][0].summary(),
+            "floor_latency": samples[s.name][1].summary(),
+            "ratio": Spread.of(samples[s.name][2]).as_dict(),
+            "ratio_per_rep": samples[s.name][2],
+        }
+        for s, name, _ in paired
+    }

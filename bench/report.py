@@ -101,6 +101,21 @@ def _floors(results: dict[str, Any]) -> list[str]:
     return _table(["floor", "p50 ms", "p99 ms"], rows)
 
 
+def _paired(results: dict[str, Any]) -> list[str]:
+    rows = [
+        [
+            ours,
+            p["floor"],
+            _f(p["append"]["p50_ms"], 3),
+            _f(p["floor_latency"]["p50_ms"], 3),
+            f"**{_f(p['ratio']['median'])}x** ({_f(p['ratio']['low'])}-{_f(p['ratio']['high'])})",
+        ]
+        for ours, p in results.get("paired_floors", {}).items()
+    ]
+    head = ["ours", "floor", "append p50 ms", "floor p50 ms", "ratio, median (min-max)"]
+    return _table(head, rows) if rows else ["(not run)", ""]
+
+
 def _cells(by_size: dict[str, dict[str, float]]) -> list[str]:
     return [f"{_f(v['p50_ms'])} / {_f(v['p99_ms'])}" for v in by_size.values()]
 
@@ -288,6 +303,9 @@ def render(results: dict[str, Any]) -> str:
         "### Server floors",
         "",
         *_floors(results),
+        "### Append against its server floor, in pairs",
+        "",
+        *_paired(results),
         "### Cost growth",
         "",
         *_growth(results),

@@ -15,7 +15,7 @@ from .concurrency import measure_concurrency
 from .conditions import conditions
 from .config import Servers, Settings
 from .context import measure_context
-from .floors import Floors
+from .floors import Floors, measure_paired
 from .growth import measure_growth, measure_listing
 from .scaling import measure_scaling
 from .sdk_runner import measure_runner_turns
@@ -55,6 +55,8 @@ async def _turns(settings: Settings, servers: Servers, workdir: Path, out: dict[
             await floors.sample(share)
 
         results = await measure_turns(subjects, settings, between)
+        live = [r.subject for r in results if r.error is None]
+        out["paired_floors"] = await measure_paired(live, floors, settings)
     finally:
         for s in subjects:
             await s.close()
@@ -118,6 +120,7 @@ async def run(settings: Settings, servers: Servers, phases: tuple[str, ...]) -> 
         "skipped": {},
         "turns": [],
         "floors": {},
+        "paired_floors": {},
         "growth": {},
         "listing": {},
         "concurrency": {},

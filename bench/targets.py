@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from .floors import FLOOR_OF
 from .stats import Spread
 
 __all__ = ["PEERS", "Target", "evaluate", "paired_ratios"]
@@ -25,14 +26,6 @@ PEERS: dict[str, list[tuple[str, float]]] = {
 
 The ``HelixSession`` pairs also name the ``runner`` phase's subjects (the SDK's runner turn).
 """
-
-_FLOORS: dict[str, tuple[str, float]] = {
-    "helix redis": ("redis PING", 2.0),
-    "helix postgres": ("postgres 1-RT insert tx", 2.0),
-    "helix sqlite": ("sqlite 3-row insert+commit (NORMAL)", 1.5),
-    "helix sqlite (FULL)": ("sqlite 3-row insert+commit (FULL)", 1.5),
-}
-"""Our store -> the server floor its append p50 is held to, and the bound on the ratio."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,9 +72,23 @@ def _ratio_targets(results: dict[str, Any]) -> list[Target]:
 
 
 def _floor_targets(results: dict[str, Any]) -> list[Target]:
+    paired = results.get("paired_floors")
+    if paired:
+        return [
+            Target(
+                f"{ours} append p50 / {p['floor']} p50 (paired)",
+                p["ratio"]["median"],
+                p["ratio"]["low"],
+                p["ratio"]["high"],
+                FLOOR_OF[ours][1],
+                False,
+            )
+            for ours, p in paired.items()
+        ]
+    # Results from before the paired measurement: the turns' append against the floors' blocks.
     turns, floors = _by_name(results), results.get("floors", {})
     out = []
-    for ours, (floor, bound) in _FLOORS.items():
+    for ours, (floor, bound) in FLOOR_OF.items():
         if ours in turns and floor in floors:
             v = turns[ours]["append"]["p50_ms"] / floors[floor]["p50_ms"]
             out.append(Target(f"{ours} append p50 / {floor} p50", v, v, v, bound, False))

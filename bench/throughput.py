@@ -6,15 +6,16 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from .config import Settings
 from .stats import Latencies, Spread
 from .workload import Subject, Turn, make_turn
 
-__all__ = ["TurnResults", "measure_turns", "run_turns", "start_sessions"]
+__all__ = ["TurnResults", "measure_turns", "run_chunk", "run_turns", "start_sessions"]
 
 log = logging.getLogger("bench.throughput")
+_T = TypeVar("_T")
 
 
 @dataclass(slots=True)
@@ -67,7 +68,20 @@ async def run_turns(
 
     Every read is checked: it must return ``min(last, rows so far)`` rows.
     """
-    counts = dict.fromkeys(sessions, 0)
+    elapsed = await run_chunk(subject, sessions, turns, last, dict.fromkeys(sessions, 0), results)
+    return len(turns) / elapsed
+
+
+async def run_chunk(
+    subject: Subject,
+    sessions: list[str],
+    turns: list[Turn],
+    last: int,
+    counts: dict[str, int],
+    results: TurnResults | None = None,
+) -> float:
+    """Run ``turns`` round-robin over ``sessions``, whose row counts ``counts`` holds (and
+    keeps up to date for the next chunk); return the seconds they took."""
     clock = time.perf_counter
     begin = clock()
     for i, turn in enumerate(turns):
@@ -86,7 +100,7 @@ async def run_turns(
     elapsed = clock() - begin
     if results is not None:
         results.rows += 3 * len(turns)
-    return len(turns) / elapsed
+    return elapsed
 
 
 async def measure_turns(
@@ -94,10 +108,14 @@ async def measure_turns(
     settings: Settings,
     between: Callable[[], Awaitable[None]] | None = None,
 ) -> list[TurnResults]:
-    """Warm every subject up, then run the repetitions, rotating the order each time.
+    """Warm every subject up, then run the repetitions, every subject's turns in chunks.
 
-    ``between`` runs after each repetition (the floors are sampled there, so
-    they see the same conditions as the turns).
+    A repetition gives each subject the same turns on new sessions, in chunks of
+    ``settings.chunk`` turns taken in turn by every subject (the order rotated
+    each repetition), so every subject runs through the same minutes of the
+    machine: a subject's turns per second in a repetition are its turns over the
+    time its chunks took. ``between`` runs after each repetition (the floors are
+    sampled there, so they see the same conditions as the turns).
     """
     results = [TurnResults(s) for s in subjects]
     live = list(results)
@@ -112,21 +130,35 @@ async def measure_turns(
         turns = [make_turn(rep * 1_000_000 + i) for i in range(settings.turns)]
         sessions = [f"r{rep}-s{i:02d}" for i in range(settings.sessions)]
         shift = rep % len(live) if live else 0
-        for r in live[shift:] + live[:shift]:
-            if r.error is not None:
-                continue
-            try:
-                await start_sessions(r.subject, sessions)
-                tps = await run_turns(r.subject, sessions, turns, settings.read_last, r)
-            except Exception as exc:
-                log.exception("%s failed", r.subject.name)
-                r.error = f"{type(exc).__name__}: {exc}"
-                continue
-            r.per_rep.append(tps)
-            log.info("rep %d: %-30s %8.1f turns/s", rep + 1, r.subject.name, tps)
+        order = live[shift:] + live[:shift]
+        counts = {id(r): dict.fromkeys(sessions, 0) for r in order}
+        took = dict.fromkeys(counts, 0.0)
+        for r in order:
+            await _guarded(r, start_sessions, r.subject, sessions)
+        for start in range(0, len(turns), settings.chunk):
+            chunk = turns[start : start + settings.chunk]
+            for r in order:
+                args = (r.subject, sessions, chunk, settings.read_last, counts[id(r)], r)
+                took[id(r)] += await _guarded(r, run_chunk, *args) or 0.0
+        for r in order:
+            if r.error is None:
+                r.per_rep.append(len(turns) / took[id(r)])
+                log.info("rep %d: %-30s %8.1f turns/s", rep + 1, r.subject.name, r.per_rep[-1])
         if between is not None:
             await between()
     for r in results:
         if r.error is None:
             r.storage_bytes = await r.subject.storage_bytes()
     return results
+
+
+async def _guarded(r: TurnResults, step: Callable[..., Awaitable[_T]], *args: Any) -> _T | None:
+    """Await ``step(*args)`` unless ``r`` already failed; a failure is kept in ``r.error``."""
+    if r.error is not None:
+        return None
+    try:
+        return await step(*args)
+    except Exception as exc:
+        log.exception("%s failed", r.subject.name)
+        r.error = f"{type(exc).__name__}: {exc}"
+        return None
