@@ -176,7 +176,8 @@ def _scaling_targets(results: dict[str, Any]) -> list[Target]:
         out.append(Target(text, v, v, v, 10.0, False))
     for n, run in scaling.get("sqlite", {}).items():
         v = float(run["errors"])
-        out.append(Target(f"helix sqlite {n} processes on one file: errors", v, v, v, 0.0, False))
+        writers = "1 process" if str(n) == "1" else f"{n} processes"
+        out.append(Target(f"helix sqlite {writers} on one file: errors", v, v, v, 0.0, False))
     return out
 
 
