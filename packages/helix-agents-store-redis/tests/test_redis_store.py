@@ -15,6 +15,7 @@ from helix_agents.core import (
     ValidationError,
     open_store,
 )
+from helix_agents.core.clock import utcnow
 from helix_agents.store_redis import RedisStateStore
 
 pytestmark = pytest.mark.anyio
@@ -113,6 +114,22 @@ async def test_row_reads_split_only_between_rows(redis_url: str, decode: bool) -
             assert await s.delete_session(sid)
     finally:
         await client.aclose()
+
+
+async def test_the_default_clock_stamps_writes_with_the_current_time(
+    standalone_factory: Callable[..., RedisStateStore],
+) -> None:
+    """Without a ``clock`` the store reads the time without a datetime (``StoreBase._now``):
+    the same microseconds ``utcnow()`` gives at that moment."""
+    async with standalone_factory() as store:
+        before = utcnow()
+        sid = (await store.create_session()).id
+        created = utcnow()
+        await store.append_messages(sid, one_row())
+        after = utcnow()
+        info = await store.get_session(sid)
+        assert info is not None
+        assert before <= info.created_at <= created <= info.last_activity_at <= after
 
 
 async def test_unreachable_server_is_store_unavailable() -> None:
