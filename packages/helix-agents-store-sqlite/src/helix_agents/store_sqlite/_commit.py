@@ -18,7 +18,7 @@ from helix_agents.core.backend import (
     assert_fence,
     assert_retained,
     check_commit,
-    coerce,
+    coerce_commit,
     commit_survives,
     dump_message_json,
     next_activity,
@@ -54,7 +54,7 @@ def commit(
 ) -> CommitResult:
     """Check and land one commit; the caller's transaction makes it all-or-nothing."""
     try:
-        checked = coerce(MessageCommit, raw, session_id)
+        checked, texts = coerce_commit(raw, session_id)
     except ValidationError:
         load_session(db, session_id)  # a missing session is named first
         raise
@@ -65,7 +65,7 @@ def commit(
         and not checked.deliver_late_answers
         and not checked.scoped_state
     ):
-        landed = _plain(db, session_id, checked, clock, max_messages)
+        landed = _plain(db, session_id, checked, texts, clock, max_messages)
         if landed is not None:
             return landed
     row = load_session(db, session_id)
@@ -82,6 +82,7 @@ def _plain(
     db: sqlite3.Connection,
     sid: str,
     commit: MessageCommit,
+    texts: Sequence[str] | None,
     clock: Clock,
     max_messages: int | None,
 ) -> CommitResult | None:
@@ -105,7 +106,7 @@ def _plain(
         return None
     if expected is not None and commit.fence_run_id is None and max_messages is None:
         # The matched count says where the rows go; there is no run to fence or row to drop.
-        _insert_rows(db, sid, expected, rows)
+        _insert_rows(db, sid, expected, rows, texts)
         return CommitResult(first_index=expected, message_count=expected + n)
     count, first, run_json = db.execute(_UPDATED, (sid,)).fetchone()
     if commit.fence_run_id is not None:
@@ -113,21 +114,29 @@ def _plain(
         run = None if run_json is None else RunInfo.model_validate_json(run_json)
         assert_fence(sid, commit.fence_run_id, run)
     base = count - n
-    _insert_rows(db, sid, base, rows)
+    _insert_rows(db, sid, base, rows, texts)
     kept = _retained(db, sid, count, first, max_messages)
     if kept != first:
         db.execute("UPDATE __agents_sessions SET first_index = ? WHERE session_id = ?", (kept, sid))
     return CommitResult(first_index=base, message_count=count)
 
 
-def _insert_rows(db: sqlite3.Connection, sid: str, base: int, rows: Sequence[Message]) -> None:
-    """Insert ``rows`` at indexes ``base``, ``base + 1``, …."""
+def _insert_rows(
+    db: sqlite3.Connection,
+    sid: str,
+    base: int,
+    rows: Sequence[Message],
+    texts: Sequence[str] | None = None,
+) -> None:
+    """Insert ``rows`` at indexes ``base``, ``base + 1``, …; ``texts`` is their JSON if known."""
+    if texts is None:
+        texts = [dump_message_json(message, sid) for message in rows]
     if rows:
         db.executemany(
             _INSERT_ROWS,
             [
-                (sid, base + i, message.role == "context", dump_message_json(message, sid))
-                for i, message in enumerate(rows)
+                (sid, base + i, message.role == "context", text)
+                for i, (message, text) in enumerate(zip(rows, texts, strict=True))
             ],
         )
 
