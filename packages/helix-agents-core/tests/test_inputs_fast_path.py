@@ -24,8 +24,8 @@ from helix_agents.core import (
     StartRun,
     ValidationError,
 )
-from helix_agents.core.backend import check_record, dump_message_json
-from helix_agents.core.inputs import _check_record, _storable
+from helix_agents.core.backend import check_record, coerce, coerce_commit, dump_message_json
+from helix_agents.core.inputs import _check_record, _storable, storable_rows_json
 from helix_agents.core.messages import _dump_json
 
 # Text that may hold lone surrogates and NUL, which the checks refuse in places.
@@ -151,6 +151,20 @@ def _same(record: Any) -> None:
     assert _outcome(lambda: check_record(record, "s1")) == generic
     if _storable(record):
         assert generic == ("stored",)
+    if isinstance(record, MessageCommit):
+        _same_commit(record, generic)
+
+
+def _same_commit(commit: MessageCommit, generic: tuple[Any, ...]) -> None:
+    """The one walk of storable_rows_json passes only what the generic check stores, and
+    writes each row as dump_message_json does; coerce_commit refuses as coerce does."""
+    texts = storable_rows_json(commit)
+    if texts is not None:
+        assert generic == ("stored",)
+        assert texts == [_dump_json(row, "s1") for row in commit.messages]
+    assert _outcome(lambda: coerce_commit(commit, "s1")) == _outcome(
+        lambda: coerce(MessageCommit, commit, "s1")
+    )
 
 
 @settings(max_examples=600, deadline=None)
@@ -185,6 +199,47 @@ def test_valid_commits_take_the_fast_path(text: str, calls: list[Any], count: in
     )
     assert _storable(commit)
     assert check_record(commit, "s1") is commit
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.text(max_size=50),
+    st.none() | st.text(max_size=5),
+    st.lists(
+        st.dictionaries(st.text(max_size=5), st.text(max_size=5) | st.integers(-9, 9)), max_size=2
+    ),
+    st.sampled_from([None, 0, 7]),
+)
+def test_chat_commits_take_the_one_walk(
+    text: str, name: str | None, calls: Any, count: Any
+) -> None:
+    commit = MessageCommit(
+        messages=[
+            ChatMessage(role="user", content=text, name=name),
+            ChatMessage(role="assistant", content=None, tool_calls=calls),
+            ChatMessage(role="tool", content=text, tool_call_id="c", id="t1"),
+        ],
+        expect_message_count=count,
+        fence_run_id="r1",
+    )
+    texts = storable_rows_json(commit)
+    assert texts == [_dump_json(row, "s1") for row in commit.messages]
+    assert coerce_commit(commit, "s1") == (commit, texts)
+
+
+def test_the_one_walk_leaves_other_commits_to_coerce() -> None:
+    chat = ChatMessage(role="user", content="hi")
+    for commit in (
+        MessageCommit(messages=[chat, ContextMessage(kind="notice", content="n")]),
+        MessageCommit(messages=[ChatMessage(role="user", content=[{"type": "text"}])]),
+        MessageCommit(messages=[chat], commit_id="caf\u00e9"),  # an id the fast path leaves
+    ):
+        assert storable_rows_json(commit) is None
+        assert coerce_commit(commit, "s1") == (commit, None)
+    assert coerce_commit({"messages": [{"role": "user", "content": "hi"}]}, "s1") == (
+        MessageCommit(messages=[chat]),
+        None,
+    )
 
 
 _PLAIN = MessageCommit(

@@ -1,7 +1,8 @@
 """The plain append's one-statement path: what it writes, and every refusal it can meet.
 
 A plain append (rows, maybe a fence and an expected count) checks and updates
-the session row with one ``UPDATE … RETURNING``. Each refusal must be the one
+the session row with one ``UPDATE``, and reads it back only when it needs the
+count, the run or the first index. Each refusal must be the one
 the full path gave — same error type and code, in core's order — and leave
 the store exactly as it was. The statement trace (white-box) shows which path ran.
 """
@@ -28,12 +29,14 @@ from helix_agents.core import (
     StateStoreError,
     ValidationError,
 )
-from helix_agents.store_sqlite import SQLiteStateStore, _commit
+from helix_agents.store_sqlite import SQLiteStateStore
 
 pytestmark = pytest.mark.anyio
 
-# The session row checked and updated by one UPDATE … RETURNING, then the two rows.
+# The session row checked and updated by one UPDATE, then the two rows.
 ONE_STATEMENT = ["BEGIN", "UPDATE", "INSERT", "INSERT", "COMMIT"]
+# ... and read back for the count, the run or the first index.
+READ_BACK = ["BEGIN", "UPDATE", "SELECT", "INSERT", "INSERT", "COMMIT"]
 _ROWS = (ChatMessage(role="user", content="u"), ContextMessage(kind="instruction", content="c"))
 
 
@@ -173,7 +176,7 @@ async def test_fenced_append_on_the_live_run_lands(store: SQLiteStateStore) -> N
     commit = MessageCommit(messages=_ROWS, fence_run_id="r1", expect_message_count=2)
     result = await store.append_messages("s", commit)
     assert (result.first_index, result.message_count) == (2, 4)
-    assert [sql.split()[0] for sql in statements] == ONE_STATEMENT
+    assert [sql.split()[0] for sql in statements] == READ_BACK
     info = await store.get_session("s")
     assert info is not None and info.current_run is not None
     assert (info.current_run.run_id, info.current_run.status) == ("r1", "live")
@@ -186,7 +189,8 @@ async def test_invalid_fence_id_is_refused_unchanged(store: SQLiteStateStore) ->
     assert isinstance(error, ValidationError)
 
 
-async def test_retention_on_the_plain_path(tmp_path: Path) -> None:
+@pytest.mark.parametrize("expect", [False, True])
+async def test_retention_on_the_plain_path(tmp_path: Path, expect: bool) -> None:
     async with SQLiteStateStore(tmp_path / "keep.db", max_messages=3) as opened:
         await opened.create_session("s")
         for i in range(4):
@@ -194,7 +198,9 @@ async def test_retention_on_the_plain_path(tmp_path: Path) -> None:
                 ChatMessage(role="user", content=f"{i}a"),
                 ChatMessage(role="user", content=f"{i}b"),
             )
-            result = await opened.append_messages("s", MessageCommit(messages=rows))
+            count = 2 * i if expect else None
+            commit = MessageCommit(messages=rows, expect_message_count=count)
+            result = await opened.append_messages("s", commit)
             assert result.message_count == 2 * (i + 1)
         assert [m.content for m in await opened.get_messages("s")] == ["2b", "3a", "3b"]
         info = await opened.get_session("s")
@@ -206,15 +212,9 @@ async def test_retention_on_the_plain_path(tmp_path: Path) -> None:
         assert (first, ui) == (5, 8)
 
 
-async def test_without_returning_the_full_path_lands_the_same(
-    store: SQLiteStateStore, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """SQLite before 3.35 has no RETURNING: the append reads the row, then updates it."""
-    monkeypatch.setattr(_commit, "_ONE_STATEMENT_APPEND", False)
+async def test_without_an_expected_count_the_row_is_read_back(store: SQLiteStateStore) -> None:
     statements = await traced(store)
-    result = await store.append_messages("s", MessageCommit(messages=_ROWS, expect_message_count=2))
+    result = await store.append_messages("s", MessageCommit(messages=_ROWS))
     assert (result.first_index, result.message_count) == (2, 4)
-    verbs = [sql.split()[0] for sql in statements]
-    assert verbs == ["BEGIN", "SELECT", "INSERT", "INSERT", "UPDATE", "COMMIT"]
-    error, _ = await refused(store, MessageCommit(messages=_ROWS, fence_run_id="r1"))
-    assert type(error) is RunSupersededError
+    assert [sql.split()[0] for sql in statements] == READ_BACK
+    assert [m.role for m in await store.get_messages("s")] == ["user", "context"] * 2

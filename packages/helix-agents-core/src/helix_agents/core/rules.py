@@ -23,7 +23,7 @@ from .errors import (
     ValidationError,
     session_not_found,
 )
-from .inputs import check_id, check_json, check_record
+from .inputs import check_id, check_json, check_record, storable_rows_json
 from .messages import JsonObject, Message, describe
 from .models import (
     Checkpoint,
@@ -54,6 +54,7 @@ __all__ = [
     "checkpoints_in_order",
     "coerce",
     "coerce_all",
+    "coerce_commit",
     "commit_survives",
     "new_session_id",
     "next_activity",
@@ -122,6 +123,18 @@ def coerce(model: type[_M], value: Any, session_id: str | None = None) -> _M:
             session_id=session_id,
         ) from None
     return check_record(checked, session_id)
+
+
+def coerce_commit(
+    value: Any, session_id: str | None = None
+) -> tuple[MessageCommit, list[str] | None]:
+    """``coerce(MessageCommit, value, session_id)``, and its rows' JSON
+    (``dump_message_json`` of each) when one walk could judge and write them, else ``None``."""
+    if type(value) is MessageCommit:
+        texts = storable_rows_json(value)
+        if texts is not None:
+            return value, texts
+    return coerce(MessageCommit, value, session_id), None
 
 
 def coerce_all(

@@ -18,7 +18,7 @@ from helix_agents.core.backend import (
     assert_fence,
     assert_retained,
     check_commit,
-    coerce,
+    coerce_commit,
     commit_survives,
     dump_message_json,
     next_activity,
@@ -32,18 +32,18 @@ from ._rows import Clock, SessionRow, from_us, load_session, to_us
 __all__ = ["apply_plan", "commit", "cut_rows", "retain", "save_row"]
 
 _QUEUES = (("__agents_context_items", "item_key"), ("__agents_late_answers", "call_id"))
-# RETURNING came in SQLite 3.35 (2021); an older library takes the full path.
-_ONE_STATEMENT_APPEND = sqlite3.sqlite_version_info >= (3, 35, 0)
 # A plain append's check and session update in one statement: the activity time is
-# ``next_activity`` in integer microseconds, max(now, previous + 1).
+# ``next_activity`` in integer microseconds, max(now, previous + 1). No RETURNING:
+# it costs more than a second statement (an UPDATE 7 µs against 16 with RETURNING).
 _PLAIN = (
     "UPDATE __agents_sessions SET message_count = message_count + ?, "
     "ui_count = ui_count + ?, last_activity_us = max(?, last_activity_us + 1) "
     "WHERE session_id = ?"
 )
-_RETURNING = " RETURNING message_count, first_index, current_run"
-_PLAIN_ANY = _PLAIN + _RETURNING
-_PLAIN_EXPECTED = _PLAIN + " AND message_count = ?" + _RETURNING
+_PLAIN_EXPECTED = _PLAIN + " AND message_count = ?"
+_UPDATED = (
+    "SELECT message_count, first_index, current_run FROM __agents_sessions WHERE session_id = ?"
+)
 _INSERT_ROWS = (
     "INSERT INTO __agents_messages (session_id, idx, is_context, body) VALUES (?, ?, ?, ?)"
 )
@@ -54,19 +54,18 @@ def commit(
 ) -> CommitResult:
     """Check and land one commit; the caller's transaction makes it all-or-nothing."""
     try:
-        checked = coerce(MessageCommit, raw, session_id)
+        checked, texts = coerce_commit(raw, session_id)
     except ValidationError:
         load_session(db, session_id)  # a missing session is named first
         raise
     if (
-        _ONE_STATEMENT_APPEND
-        and checked.start_run is None
+        checked.start_run is None
         and checked.commit_id is None
         and not checked.deliver_context_items
         and not checked.deliver_late_answers
         and not checked.scoped_state
     ):
-        landed = _plain(db, session_id, checked, clock, max_messages)
+        landed = _plain(db, session_id, checked, texts, clock, max_messages)
         if landed is not None:
             return landed
     row = load_session(db, session_id)
@@ -83,11 +82,13 @@ def _plain(
     db: sqlite3.Connection,
     sid: str,
     commit: MessageCommit,
+    texts: Sequence[str] | None,
     clock: Clock,
     max_messages: int | None,
 ) -> CommitResult | None:
     """A plain append (rows, maybe a fence and an expected count): the session row is
-    checked and updated by one ``UPDATE … RETURNING``, then the rows go in.
+    checked and updated by one ``UPDATE`` (and read back when the rows' place, the run
+    or retention needs it), then the rows go in.
 
     ``None`` when no row matched (no such session, or another count): nothing was
     written, and the full path names the refusal in core's order.
@@ -98,32 +99,44 @@ def _plain(
     now = to_us(clock())
     expected = commit.expect_message_count
     if expected is None:
-        found = db.execute(_PLAIN_ANY, (n, ui, now, sid)).fetchone()
+        updated = db.execute(_PLAIN, (n, ui, now, sid))
     else:
-        found = db.execute(_PLAIN_EXPECTED, (n, ui, now, sid, expected)).fetchone()
-    if found is None:
+        updated = db.execute(_PLAIN_EXPECTED, (n, ui, now, sid, expected))
+    if updated.rowcount != 1:
         return None
-    count, first, run_json = found
+    if expected is not None and commit.fence_run_id is None and max_messages is None:
+        # The matched count says where the rows go; there is no run to fence or row to drop.
+        _insert_rows(db, sid, expected, rows, texts)
+        return CommitResult(first_index=expected, message_count=expected + n)
+    count, first, run_json = db.execute(_UPDATED, (sid,)).fetchone()
     if commit.fence_run_id is not None:
         # Raising rolls the transaction back, the session update with it.
         run = None if run_json is None else RunInfo.model_validate_json(run_json)
         assert_fence(sid, commit.fence_run_id, run)
     base = count - n
-    _insert_rows(db, sid, base, rows)
+    _insert_rows(db, sid, base, rows, texts)
     kept = _retained(db, sid, count, first, max_messages)
     if kept != first:
         db.execute("UPDATE __agents_sessions SET first_index = ? WHERE session_id = ?", (kept, sid))
     return CommitResult(first_index=base, message_count=count)
 
 
-def _insert_rows(db: sqlite3.Connection, sid: str, base: int, rows: Sequence[Message]) -> None:
-    """Insert ``rows`` at indexes ``base``, ``base + 1``, …."""
+def _insert_rows(
+    db: sqlite3.Connection,
+    sid: str,
+    base: int,
+    rows: Sequence[Message],
+    texts: Sequence[str] | None = None,
+) -> None:
+    """Insert ``rows`` at indexes ``base``, ``base + 1``, …; ``texts`` is their JSON if known."""
+    if texts is None:
+        texts = [dump_message_json(message, sid) for message in rows]
     if rows:
         db.executemany(
             _INSERT_ROWS,
             [
-                (sid, base + i, message.role == "context", dump_message_json(message, sid))
-                for i, message in enumerate(rows)
+                (sid, base + i, message.role == "context", text)
+                for i, (message, text) in enumerate(zip(rows, texts, strict=True))
             ],
         )
 
