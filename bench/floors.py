@@ -183,11 +183,11 @@ async def measure_paired(
 ) -> dict[str, dict[str, Any]]:
     """Each of our stores' append against its floor (:data:`FLOOR_OF`), sampled in pairs.
 
-    A round is the turn's append, its 20-row read, then one call of the floor,
-    so both see the same cadence and the same moment of the machine (a thread
-    woken on a busy or an idle core, a warm or a cold cache), which the floors
-    sampled in blocks between repetitions do not. The ratio is taken per
-    repetition (the subjects rotating) and its median reported.
+    A round is the turn's append, its 20-row read, one call of the floor and the
+    read again, so each timed call follows a read and both see the same moments
+    of the machine (a thread woken on a busy or an idle core, a warm or a cold
+    cache), which the floors sampled in blocks between repetitions do not. The
+    ratio is taken per repetition (the subjects rotating) and its median reported.
     """
     paired = [
         (s, name, op)
@@ -214,6 +214,9 @@ async def measure_paired(
                 counts[sid] += 3
                 await subject.read(sid, settings.read_last)
                 floor.add(await timed(op))
+                # So the next append, like the floor, comes after a read: at FULL an fsync
+                # right after another one waits for it.
+                await subject.read(sid, settings.read_last)
             pooled_ours, pooled_floor, ratios = samples[subject.name]
             pooled_ours.samples += ours.samples
             pooled_floor.samples += floor.samples
