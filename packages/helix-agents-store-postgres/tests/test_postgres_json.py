@@ -11,7 +11,8 @@ from typing import Any
 import psycopg
 import pytest
 
-from helix_agents.core import ChatMessage, MessageCommit, dump_message
+from helix_agents.core import ChatMessage, MessageCommit, ValidationError, dump_message
+from helix_agents.core.backend import coerce_commit
 from helix_agents.store_postgres import _json
 
 pytestmark = pytest.mark.anyio
@@ -88,3 +89,65 @@ async def test_store_reads_back_floats_exactly(open_store: Any) -> None:
             assert back.model_extra is not None
             assert all(type(v) is float for v in back.model_extra["extra"]["f"])
             assert back.model_extra["extra"]["f"] == floats
+
+
+def _texts(rows: list[ChatMessage]) -> list[str] | None:
+    _, texts = coerce_commit(MessageCommit(messages=tuple(rows)))
+    return texts
+
+
+def test_rows_json_is_the_rows_as_dumps_would_store_them() -> None:
+    """core's one-walk texts go to jsonb as they are when jsonb keeps them: the same values."""
+    rows = [
+        ChatMessage(role="user", content="plain é \n"),
+        ChatMessage(role="assistant", content=None, tool_calls=[{"id": "c", "n": [1, 2.5]}]),
+        ChatMessage(role="tool", content="out", tool_call_id="c"),
+    ]
+    texts = _texts(rows)
+    assert texts is not None
+    text = _json.rows_json(texts)
+    assert text is not None
+    assert json.loads(text) == json.loads(_json.dumps([dump_message(m) for m in rows]))
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        ChatMessage(role="user", content="a\x00b"),
+        ChatMessage(role="user", content="\ue000"),
+        ChatMessage(role="user", content="x", extra={"f": 1e100}),
+        ChatMessage(role="user", content="x", extra={"f": 1e-07}),
+        # Only looks like an exponent: the careful path costs more, and is still right.
+        ChatMessage(role="user", content="call 12e4"),
+    ],
+)
+def test_rows_json_leaves_what_jsonb_would_alter_to_dumps(row: ChatMessage) -> None:
+    """A NUL, the escape character or a float's exponent (written 1e100 by pydantic_core)."""
+    texts = _texts([row])
+    assert texts is not None
+    assert _json.rows_json(texts) is None
+
+
+async def test_parse_rows_is_parse_row_of_each(pg_url: str) -> None:
+    """Rows validated in one call are the rows one by one; an escaped row, a row that does
+    not validate, each goes row by row (the same error as alone)."""
+    rows = [
+        ChatMessage(role="user", content="u"),
+        ChatMessage(role="assistant", content=None, tool_calls=[{"id": "c"}], name="n"),
+        ChatMessage(role="tool", content="n\x00l \ue000", tool_call_id="c"),
+    ]
+    async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as conn:
+        texts = []
+        for row in rows:
+            cur = await conn.execute("SELECT %s::jsonb::text", (_json.dumps(dump_message(row)),))
+            found = await cur.fetchone()
+            assert found is not None
+            texts.append(found[0])
+    assert _json.parse_rows(texts) == [_json.parse_row(t) for t in texts] == rows
+    assert _json.parse_rows(texts[:2]) == rows[:2]
+    bad = [texts[0], '{"role": "user"}']
+    with pytest.raises(ValidationError) as batch:
+        _json.parse_rows(bad)
+    with pytest.raises(ValidationError) as alone:
+        _json.parse_row(bad[1])
+    assert str(batch.value) == str(alone.value)

@@ -49,7 +49,7 @@ from .limits import (
     next_page_cursor,
     page_window,
 )
-from .messages import dump_message_json, parse_message_json
+from .messages import dump_message_json, parse_message_json, parse_messages_json
 from .refusals import REFUSALS, raise_refusal
 from .registry import ENTRY_POINT_GROUP
 from .rules import (
@@ -141,6 +141,7 @@ __all__ = [
     "page_rows",
     "page_window",
     "parse_message_json",
+    "parse_messages_json",
     "plan_replace",
     "pop_keep",
     "raise_refusal",

@@ -23,16 +23,18 @@ import re
 from decimal import Decimal
 from typing import Any
 
-from helix_agents.core import Message, parse_message
-from helix_agents.core.backend import parse_message_json
+from helix_agents.core import Message, ValidationError, parse_message
+from helix_agents.core.backend import parse_message_json, parse_messages_json
 
-__all__ = ["dumps", "loads", "parse_row"]
+__all__ = ["dumps", "loads", "parse_row", "parse_rows", "rows_json"]
 
 _ESCAPE = "\ue000"
 _ESCAPES = {"\ue001": _ESCAPE, "\ue002": "\x00"}
 _UNESCAPE = re.compile("\ue000([\ue001\ue002])")
 # A float's exponent in json.dumps' text (or text in a string that looks like one).
 _EXPONENT = re.compile("[0-9]e[-+]")
+# The same in pydantic_core's text, which writes no sign after the ``e`` of 1e100.
+_ANY_EXPONENT = re.compile("[0-9][eE]")
 
 
 def dumps(value: Any) -> str:
@@ -51,11 +53,36 @@ def loads(text: str) -> Any:
     return _unescape(value) if _ESCAPE in text else value
 
 
+def rows_json(texts: list[str]) -> str | None:
+    """The rows' JSON texts (``dump_message_json`` of each) as one array for a ``jsonb``
+    parameter; ``None`` when ``jsonb`` would alter them (then :func:`dumps` decides)."""
+    text = "[" + ",".join(texts) + "]"
+    if "\\u0000" in text or _ESCAPE in text or _ANY_EXPONENT.search(text):
+        return None
+    return text
+
+
 def parse_row(text: str) -> Message:
     """The row :func:`dumps` wrote, from the text of its ``jsonb`` body."""
     if _ESCAPE in text:
         return parse_message(loads(text))
     return parse_message_json(text)
+
+
+def parse_rows(texts: list[str]) -> list[Message]:
+    """:func:`parse_row` of each text, validated in one call where it can be.
+
+    Each text is one ``jsonb`` value as the server prints it, so joined by commas
+    they are an array of exactly those values. Anything unusual (the escape
+    character, a row that does not validate) goes row by row, which raises the
+    error a single row would.
+    """
+    if len(texts) > 1 and not any(_ESCAPE in text for text in texts):
+        try:
+            return parse_messages_json("[" + ",".join(texts) + "]")
+        except ValidationError:
+            pass
+    return [parse_row(text) for text in texts]
 
 
 def _jsonb_would_alter(text: str) -> bool:

@@ -27,7 +27,7 @@ from helix_agents.core.backend import (
     check_keep,
     check_scope,
     check_scoped_deltas,
-    coerce,
+    coerce_commit,
     merge_deltas,
 )
 from helix_agents.core.limits import (
@@ -76,7 +76,7 @@ class PostgresStateStore(
         order under the session row lock and writes the rows, deliveries, run
         start and commit id in the same transaction.
         """
-        commit = await self._checked(
+        commit, texts = await self._checked(
             session_id, "append_messages", lambda: _checked_commit(session_id, commit)
         )
         start = commit.start_run
@@ -99,7 +99,9 @@ class PostgresStateStore(
             ],
             "id": commit.commit_id,
         }
-        rows = _json.dumps([dump_message(m) for m in commit.messages])
+        rows = (None if texts is None else _json.rows_json(texts)) or _json.dumps(
+            [dump_message(m) for m in commit.messages]
+        )
         deltas = [
             [scope, owner, key, value]
             for (scope, owner), changes in merge_deltas(session_id, commit.scoped_state).items()
@@ -167,7 +169,7 @@ class PostgresStateStore(
             rows = await self._session_rows(
                 self._sql.messages, (session_id, limit), session_id, "get_messages"
             )
-        return [_json.parse_row(body) for (body,) in rows if body is not None]
+        return _json.parse_rows([body for (body,) in rows if body is not None])
 
     async def get_message_count(self, session_id: str) -> int:
         """All rows, context rows included."""
@@ -283,8 +285,9 @@ def open_url(url: str, *, namespace: str | None = None, **options: Any) -> Postg
     return PostgresStateStore(conninfo, pool_settings=PoolSettings(**pool), **merged)
 
 
-def _checked_commit(session_id: str, commit: object) -> MessageCommit:
-    """The commit, checked storable, with well-formed scoped-state deltas."""
-    checked = coerce(MessageCommit, commit, session_id)
+def _checked_commit(session_id: str, commit: object) -> tuple[MessageCommit, list[str] | None]:
+    """The commit, checked storable, with well-formed scoped-state deltas; and its rows'
+    JSON when core wrote it in the same walk (:func:`coerce_commit`)."""
+    checked, texts = coerce_commit(commit, session_id)
     check_scoped_deltas(session_id, checked.scoped_state)
-    return checked
+    return checked, texts
