@@ -96,36 +96,39 @@ def _texts(rows: list[ChatMessage]) -> list[str] | None:
     return texts
 
 
-def test_rows_json_is_the_rows_as_dumps_would_store_them() -> None:
+def test_dump_rows_sends_core_texts_as_dumps_would_store_them() -> None:
     """core's one-walk texts go to jsonb as they are when jsonb keeps them: the same values."""
     rows = [
         ChatMessage(role="user", content="plain é \n"),
         ChatMessage(role="assistant", content=None, tool_calls=[{"id": "c", "n": [1, 2.5]}]),
-        ChatMessage(role="tool", content="out", tool_call_id="c"),
+        # Text that looks like an exponent, but not where a number could stand.
+        ChatMessage(role="tool", content="call_8e2f 12e4", tool_call_id="c"),
     ]
     texts = _texts(rows)
     assert texts is not None
-    text = _json.rows_json(texts)
-    assert text is not None
+    text = _json.dump_rows(rows, texts)
+    assert text == "[" + ",".join(texts) + "]"
     assert json.loads(text) == json.loads(_json.dumps([dump_message(m) for m in rows]))
 
 
 @pytest.mark.parametrize(
-    "row",
+    ("row", "altered"),
     [
-        ChatMessage(role="user", content="a\x00b"),
-        ChatMessage(role="user", content="\ue000"),
-        ChatMessage(role="user", content="x", extra={"f": 1e100}),
-        ChatMessage(role="user", content="x", extra={"f": 1e-07}),
+        (ChatMessage(role="user", content="a\x00b"), True),
+        (ChatMessage(role="user", content="\ue000"), True),
+        (ChatMessage(role="user", content="x", extra={"f": 1e100}), True),
+        (ChatMessage(role="user", content="x", extra={"f": [1e16, -1e-07]}), True),
         # Only looks like an exponent: the careful path costs more, and is still right.
-        ChatMessage(role="user", content="call 12e4"),
+        (ChatMessage(role="user", content="call 12e+4"), False),
     ],
 )
-def test_rows_json_leaves_what_jsonb_would_alter_to_dumps(row: ChatMessage) -> None:
-    """A NUL, the escape character or a float's exponent (written 1e100 by pydantic_core)."""
+def test_dump_rows_leaves_what_jsonb_would_alter_to_dumps(row: ChatMessage, altered: bool) -> None:
+    """A NUL, the escape character or a float's exponent (1e+100 in pydantic_core's text too)."""
     texts = _texts([row])
     assert texts is not None
-    assert _json.rows_json(texts) is None
+    sent = _json.dump_rows([row], texts)
+    assert sent == _json.dumps([dump_message(row)])
+    assert (sent != "[" + ",".join(texts) + "]") is altered
 
 
 async def test_parse_rows_is_parse_row_of_each(pg_url: str) -> None:

@@ -119,8 +119,8 @@ async def test_row_reads_split_only_between_rows(redis_url: str, decode: bool) -
 async def test_the_default_clock_stamps_writes_with_the_current_time(
     standalone_factory: Callable[..., RedisStateStore],
 ) -> None:
-    """Without a ``clock`` the store reads the time without a datetime (``StoreBase._now``):
-    the same microseconds ``utcnow()`` gives at that moment."""
+    """Without a ``clock`` the store stamps writes with the time ``utcnow()`` gives at that
+    moment (``StoreBase._now``)."""
     async with standalone_factory() as store:
         before = utcnow()
         sid = (await store.create_session()).id

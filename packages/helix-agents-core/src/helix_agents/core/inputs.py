@@ -23,10 +23,9 @@ from datetime import datetime
 from typing import Any, Literal, TypeVar, overload
 
 from pydantic import BaseModel
-from pydantic_core import PydanticSerializationError, to_json
 
 from .errors import ValidationError
-from .messages import ChatMessage
+from .messages import ChatMessage, chat_row_json
 from .models import MessageCommit
 
 __all__ = [
@@ -271,7 +270,8 @@ def _storable(record: BaseModel) -> bool:
 
 def storable_rows_json(commit: MessageCommit) -> list[str] | None:
     """Each row's JSON, as ``dump_message_json`` writes it, if :func:`check_record` would
-    pass ``commit``: judged and written in one walk of the rows instead of two.
+    pass ``commit``: each row judged, then written by that function's own fast path, in
+    one pass over the commit instead of a check and a dump.
 
     ``None`` when unsure (a row that is not a chat row of text fields, anything the
     fast path refuses); the caller then checks and dumps the usual way.
@@ -291,26 +291,19 @@ def storable_rows_json(commit: MessageCommit) -> list[str] | None:
     for row in rows:
         if type(row) is not ChatMessage:
             return None
-        fields_set = row.__pydantic_fields_set__
-        out: dict[str, Any] = {}
         for name in fields:
             value = getattr(row, name)
             if value is not None and not (
                 type(value) is str and (_plain_id(value) if name in row_ids else _plain(value))
             ):
                 return None
-            if name in fields_set:
-                out[name] = value
         extra = row.__pydantic_extra__
-        if extra:
-            for value in extra.values():
-                if not _plain(value):
-                    return None
-            out.update(extra)
-        try:
-            texts.append(to_json(out, inf_nan_mode="null").decode())
-        except (PydanticSerializationError, ValueError):
+        if extra and not all(_plain(value) for value in extra.values()):
             return None
+        text = chat_row_json(row)
+        if text is None:
+            return None
+        texts.append(text)
     return texts
 
 

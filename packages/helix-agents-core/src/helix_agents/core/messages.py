@@ -195,7 +195,7 @@ def dump_message_json(message: Message, session_id: str | None = None) -> str:
     Text that is not valid Unicode (a lone surrogate) is a :class:`ValidationError`.
     """
     if type(message) is ChatMessage:
-        text = _chat_json(message)
+        text = chat_row_json(message)
         if text is not None:
             return text
     return _dump_json(message, session_id)
@@ -213,7 +213,7 @@ def _dump_json(message: Message, session_id: str | None) -> str:
         ) from None
 
 
-def _chat_json(row: ChatMessage) -> str | None:
+def chat_row_json(row: ChatMessage) -> str | None:
     """``row.model_dump_json(by_alias=True, exclude_unset=True)`` for a chat row whose
     declared fields are text or ``None``, in a third of the time; ``None`` when unsure.
 

@@ -20,21 +20,21 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
-from helix_agents.core import Message, ValidationError, parse_message
+from helix_agents.core import Message, ValidationError, dump_message, parse_message
 from helix_agents.core.backend import parse_message_json, parse_messages_json
 
-__all__ = ["dumps", "loads", "parse_row", "parse_rows", "rows_json"]
+__all__ = ["dump_rows", "dumps", "loads", "parse_row", "parse_rows"]
 
 _ESCAPE = "\ue000"
 _ESCAPES = {"\ue001": _ESCAPE, "\ue002": "\x00"}
 _UNESCAPE = re.compile("\ue000([\ue001\ue002])")
-# A float's exponent in json.dumps' text (or text in a string that looks like one).
+# A float's exponent as json.dumps and pydantic_core write it, 1e+100 and 1e-07 (or text in
+# a string that looks like one).
 _EXPONENT = re.compile("[0-9]e[-+]")
-# The same in pydantic_core's text, which writes no sign after the ``e`` of 1e100.
-_ANY_EXPONENT = re.compile("[0-9][eE]")
 
 
 def dumps(value: Any) -> str:
@@ -53,13 +53,14 @@ def loads(text: str) -> Any:
     return _unescape(value) if _ESCAPE in text else value
 
 
-def rows_json(texts: list[str]) -> str | None:
-    """The rows' JSON texts (``dump_message_json`` of each) as one array for a ``jsonb``
-    parameter; ``None`` when ``jsonb`` would alter them (then :func:`dumps` decides)."""
-    text = "[" + ",".join(texts) + "]"
-    if "\\u0000" in text or _ESCAPE in text or _ANY_EXPONENT.search(text):
-        return None
-    return text
+def dump_rows(rows: Sequence[Message], texts: list[str] | None) -> str:
+    """The rows as one ``jsonb`` array parameter. ``texts`` is their JSON as core wrote it
+    while checking them (``coerce_commit``), sent as it is where ``jsonb`` keeps it."""
+    if texts is not None:
+        text = "[" + ",".join(texts) + "]"
+        if not _jsonb_would_alter(text):
+            return text
+    return dumps([dump_message(m) for m in rows])
 
 
 def parse_row(text: str) -> Message:
@@ -77,11 +78,13 @@ def parse_rows(texts: list[str]) -> list[Message]:
     character, a row that does not validate) goes row by row, which raises the
     error a single row would.
     """
-    if len(texts) > 1 and not any(_ESCAPE in text for text in texts):
-        try:
-            return parse_messages_json("[" + ",".join(texts) + "]")
-        except ValidationError:
-            pass
+    if len(texts) > 1:
+        joined = "[" + ",".join(texts) + "]"
+        if _ESCAPE not in joined:
+            try:
+                return parse_messages_json(joined)
+            except ValidationError:
+                pass
     return [parse_row(text) for text in texts]
 
 

@@ -15,7 +15,6 @@ from helix_agents.core import (
     RunStatus,
     Scope,
     ValidationError,
-    dump_message,
 )
 from helix_agents.core.backend import (
     CommitState,
@@ -99,9 +98,7 @@ class PostgresStateStore(
             ],
             "id": commit.commit_id,
         }
-        rows = (None if texts is None else _json.rows_json(texts)) or _json.dumps(
-            [dump_message(m) for m in commit.messages]
-        )
+        rows = _json.dump_rows(commit.messages, texts)
         deltas = [
             [scope, owner, key, value]
             for (scope, owner), changes in merge_deltas(session_id, commit.scoped_state).items()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any, Self, TypeVar
@@ -128,9 +127,6 @@ class StoreBase(ClosesOnExit):
         return self._client, self._scripts
 
     def _now(self) -> int:
-        if self._clock is utcnow:
-            # The same reading without a datetime: datetime.now floors this clock to µs.
-            return time.time_ns() // 1000
         return micros(self._clock())
 
     def _common(self, session_id: str) -> list[Any]:
