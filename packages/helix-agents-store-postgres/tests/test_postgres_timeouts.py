@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from psycopg_pool import AsyncConnectionPool
 
 from helix_agents.contract.servers import Server
 from helix_agents.core import ChatMessage, MessageCommit, StoreUnavailableError
@@ -34,16 +35,31 @@ def _user(text: str) -> ChatMessage:
     return ChatMessage(role="user", content=text)
 
 
-@pytest.fixture
-async def store(private_pg: Server) -> AsyncIterator[PostgresStateStore]:
-    """A store on the private server, in a schema of its own, that times out after 1 s."""
-    async with PostgresStateStore(
-        private_pg.url,
-        schema=f"helix_frozen_{uuid.uuid4().hex[:12]}",
-        auto_migrate=True,
-        pool_settings=TWO,
-        operation_timeout=TIMEOUT,
-    ) as opened:
+@pytest.fixture(params=["own pool", "application pool"])
+async def store(
+    private_pg: Server, request: pytest.FixtureRequest
+) -> AsyncIterator[PostgresStateStore]:
+    """A store on the private server, in a schema of its own, that times out after 1 s.
+
+    The store's own pool runs a statement in the caller's task; an application's
+    pool, whose connections are not the store's class, in a shielded task of its own.
+    """
+    schema = f"helix_frozen_{uuid.uuid4().hex[:12]}"
+    options: dict[str, Any] = {"schema": schema, "auto_migrate": True}
+    if request.param == "own pool":
+        async with PostgresStateStore(
+            private_pg.url, pool_settings=TWO, operation_timeout=TIMEOUT, **options
+        ) as opened:
+            await opened.create_session("s")
+            yield opened
+        return
+    kwargs = {"autocommit": True, "connect_timeout": 2}
+    async with (
+        AsyncConnectionPool(
+            private_pg.url, min_size=2, max_size=2, kwargs=kwargs, open=False
+        ) as pool,
+        PostgresStateStore(pool=pool, operation_timeout=TIMEOUT, **options) as opened,
+    ):
         await opened.create_session("s")
         yield opened
 

@@ -25,6 +25,7 @@ from ._startup import refusal, tls_answer
 __all__ = ["ConnectWatch", "OwnConnection", "make_pool", "probe", "sever", "within"]
 
 _T = TypeVar("_T")
+_INTERRUPTS = (asyncio.CancelledError, KeyboardInterrupt, SystemExit)
 _ANSWER_WAIT = 2.0  # seconds a refused first connect waits for a server's answer to a TLS request
 
 
@@ -58,6 +59,14 @@ class OwnConnection(AsyncConnection[Any]):
         if cur is None:
             cur = self._store_cursor = self.cursor(row_factory=tuple_row)
         return cur
+
+    async def cancel_safe(self, *, timeout: float = 30.0) -> None:  # noqa: ASYNC109 (psycopg's)
+        """Sever the connection instead of asking the server, which may not answer.
+
+        psycopg calls this when a task waiting on the connection is cancelled;
+        the statement then fails at once and the pool discards the connection.
+        """
+        sever(self)
 
 
 def _watched(target: Target, watch: ConnectWatch, prepare: bool) -> type[OwnConnection]:
@@ -176,16 +185,66 @@ async def within(conn: AsyncConnection[Any], work: Coroutine[Any, Any, _T], dead
     asking the server and waiting for it, up to ten seconds with a server that
     does not answer. Raises :class:`TimeoutError` if no answer came in time.
     """
-    loop = asyncio.get_running_loop()
-    expired = False
+    if not isinstance(conn, OwnConnection):
+        return await _shielded(conn, work, deadline)
+    # The store's own connection severs itself when psycopg would cancel
+    # (``cancel_safe``), so the work runs in the caller's task: a task of its
+    # own costs two more event-loop iterations per statement.
+    expiry = _Expiry(conn, deadline)
+    try:
+        result = await work
+    except BaseException as exc:
+        if expiry.expired:
+            await conn.close()
+            raise TimeoutError("no answer from PostgreSQL by the deadline") from None
+        interrupt = _interruption(exc)
+        if interrupt is not None:  # the connection was mid-statement: unusable
+            sever(conn)
+            await conn.close()
+            raise interrupt from None
+        raise
+    finally:
+        expiry.timer.cancel()
+    if expiry.expired:  # it answered as the deadline severed it: the connection is unusable
+        await conn.close()
+    return result
 
-    def expire() -> None:
-        nonlocal expired
-        expired = True
-        sever(conn)
 
-    timer = loop.call_at(deadline, expire)
-    task = loop.create_task(work)
+class _Expiry:
+    """A timer that severs ``conn`` at ``deadline`` and remembers that it did."""
+
+    __slots__ = ("conn", "expired", "timer")
+
+    def __init__(self, conn: AsyncConnection[Any], deadline: float) -> None:
+        self.conn = conn
+        self.expired = False
+        self.timer = asyncio.get_running_loop().call_at(deadline, self._expire)
+
+    def _expire(self) -> None:
+        self.expired = True
+        sever(self.conn)
+
+
+def _interruption(exc: BaseException) -> BaseException | None:
+    """The cancellation (or ``KeyboardInterrupt``) behind ``exc``, if any.
+
+    psycopg's own handling of a cancelled wait calls ``cancel_safe`` and then
+    reads the severed socket: psycopg 3.3 raises the cancellation again,
+    3.2 the ``OperationalError`` of the read, with the cancellation as its context.
+    """
+    for cause in (exc, exc.__context__):
+        if isinstance(cause, _INTERRUPTS):
+            return cause
+    return None
+
+
+async def _shielded(
+    conn: AsyncConnection[Any], work: Coroutine[Any, Any, _T], deadline: float
+) -> _T:
+    """``within`` for an application's connection: the work runs in a task of its own,
+    shielded, so a cancelled caller severs the connection before psycopg cancels."""
+    expiry = _Expiry(conn, deadline)
+    task = asyncio.get_running_loop().create_task(work)
     try:
         result = await asyncio.shield(task)
     except asyncio.CancelledError:
@@ -196,13 +255,13 @@ async def within(conn: AsyncConnection[Any], work: Coroutine[Any, Any, _T], dead
             await conn.close()
         raise
     except BaseException:
-        if not expired:
+        if not expiry.expired:
             raise
         await conn.close()
         raise TimeoutError("no answer from PostgreSQL by the deadline") from None
     finally:
-        timer.cancel()
-    if expired:  # it answered as the deadline severed it: the connection is unusable
+        expiry.timer.cancel()
+    if expiry.expired:  # it answered as the deadline severed it: the connection is unusable
         await conn.close()
     return result
 
