@@ -41,6 +41,11 @@ def _args(argv: list[str]) -> argparse.Namespace:
         help="first wait up to this long for no other pytest process to run",
     )
     p.add_argument(
+        "--name",
+        metavar="NAME",
+        help="write bench/results/NAME.{json,md,png} (default: the mode, full or quick)",
+    )
+    p.add_argument(
         "--profile",
         metavar="SYSTEM",
         help="profile one system's turns with pyinstrument instead (e.g. 'helix redis')",
@@ -73,8 +78,9 @@ def main(argv: list[str]) -> int:
     if unknown:
         raise SystemExit(f"unknown phases: {', '.join(sorted(unknown))}")
     _wait_quiet(args.wait_quiet)
+    name = args.name or settings.mode
     results = asyncio.run(run(settings, servers, phases))
-    write_json(results, RESULTS / f"{settings.mode}.json")
+    write_json(results, RESULTS / f"{name}.json")
     # The figure draws the turn workload: a run without that phase has none.
     drawable = bool(results["turns"])
     if args.publish if args.publish is not None else settings.mode == "full":
@@ -84,10 +90,10 @@ def main(argv: list[str]) -> int:
         print(f"published {PAGE} and {FIGURE}")
     else:
         if drawable:
-            plot(results, RESULTS / f"{settings.mode}.png")
-        (RESULTS / f"{settings.mode}.md").write_text(render(results) + "\n")
+            plot(results, RESULTS / f"{name}.png")
+        (RESULTS / f"{name}.md").write_text(render(results) + "\n")
     print(render(results))
-    print(f"results: {RESULTS / (settings.mode + '.json')}")
+    print(f"results: {RESULTS / (name + '.json')}")
     return 0
 
 
