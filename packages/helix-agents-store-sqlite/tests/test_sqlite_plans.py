@@ -48,6 +48,9 @@ async def traced(store: SQLiteStateStore, statements: list[str]) -> None:
         assert db is not None
         conn = db._conn._conn
         await db._execute(conn.set_trace_callback, statements.append)
+    # The event loop thread's connection, where one-statement reads run first.
+    assert store._inline is not None
+    store._inline._conn.set_trace_callback(statements.append)
 
 
 def plans(db: str, statements: list[str]) -> dict[str, list[str]]:

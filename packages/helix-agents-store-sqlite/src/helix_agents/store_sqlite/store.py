@@ -8,7 +8,7 @@ import os
 import sqlite3
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Concatenate, ParamSpec, Self, TypeVar
+from typing import Concatenate, ParamSpec, Self, TypeVar, cast
 
 from helix_agents.core import (
     ApprovalResolution,
@@ -47,7 +47,8 @@ from helix_agents.core.limits import check_listing_first, check_max_messages
 from . import _checkpoint_pages, _commit, _edits, _reads, _records, _scoped, _writes
 from ._config import SQLiteConfig, Synchronous
 from ._context_store import ContextMethods
-from ._db import Database
+from ._db import Database, unavailable
+from ._inline import MISSED, InlineReader
 
 __all__ = ["SQLiteStateStore"]
 
@@ -88,6 +89,7 @@ class SQLiteStateStore(ContextMethods, SessionHandles, ClosesOnExit):
         self._clock = check_clock(clock)
         self._writer: Database | None = None
         self._reader: Database | None = None
+        self._inline: InlineReader | None = None
         self._closed = False
 
     @property
@@ -100,6 +102,10 @@ class SQLiteStateStore(ContextMethods, SessionHandles, ClosesOnExit):
         self._writer = await Database.connect(self.config, writer=True)
         try:
             self._reader = await Database.connect(self.config, writer=False)
+            self._inline = InlineReader(self.config.path)
+        except sqlite3.Error as exc:
+            await self.close()
+            raise unavailable(f"open of {self.path!r}", exc) from exc
         except BaseException:
             await self.close()
             raise
@@ -108,6 +114,8 @@ class SQLiteStateStore(ContextMethods, SessionHandles, ClosesOnExit):
     async def close(self) -> None:
         """Close both connections; later calls raise ``StoreUnavailableError``."""
         self._closed = True
+        if self._inline is not None:
+            self._inline.close()
         opened = [db for db in (self._reader, self._writer) if db is not None]
         # Shielded: a cancelled close still stops both connection threads.
         await asyncio.shield(asyncio.gather(*(db.close() for db in opened)))
@@ -155,7 +163,17 @@ class SQLiteStateStore(ContextMethods, SessionHandles, ClosesOnExit):
         *args: _P.args,
         **kwargs: _P.kwargs,
     ) -> _T:
-        return await self._db(self._reader, sid).query(lambda db: op(db, *args, **kwargs), sid)
+        reader = self._db(self._reader, sid)
+
+        def work(db: sqlite3.Connection) -> _T:
+            return op(db, *args, **kwargs)
+
+        if self._inline is not None:
+            # First on the event loop's thread, within a budget (``_inline``).
+            done = self._inline.run(work)
+            if done is not MISSED:
+                return cast(_T, done)
+        return await reader.query(work, sid)
 
     # Sessions
 
