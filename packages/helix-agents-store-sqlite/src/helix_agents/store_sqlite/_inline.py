@@ -55,8 +55,10 @@ class InlineReader:
         return int(time.perf_counter() > self._deadline)
 
     def run(self, work: Callable[[sqlite3.Connection], _T]) -> _T | _Missed:
-        """``work``'s result, or :data:`MISSED` if SQLite refused, failed or ran out of time
-        (called from another thread than the connection's, sqlite3 refuses it)."""
+        """``work``'s result, or :data:`MISSED` if SQLite refused, failed or ran out of time.
+
+        sqlite3 refuses a call from another thread than the connection's: that is missed too.
+        """
         self._deadline = time.perf_counter() + BUDGET
         try:
             return work(self._conn)

@@ -112,7 +112,7 @@ class SQLiteStateStore(ContextMethods, SessionHandles, ClosesOnExit):
         return self
 
     async def close(self) -> None:
-        """Close both connections; later calls raise ``StoreUnavailableError``."""
+        """Close the store's connections; later calls raise ``StoreUnavailableError``."""
         self._closed = True
         if self._inline is not None:
             self._inline.close()
