@@ -185,44 +185,35 @@ async def within(conn: AsyncConnection[Any], work: Coroutine[Any, Any, _T], dead
     asking the server and waiting for it, up to ten seconds with a server that
     does not answer. Raises :class:`TimeoutError` if no answer came in time.
     """
-    if not isinstance(conn, OwnConnection):
-        return await _shielded(conn, work, deadline)
-    # The store's own connection severs itself when psycopg would cancel
-    # (``cancel_safe``), so the work runs in the caller's task: a task of its
-    # own costs two more event-loop iterations per statement.
-    expiry = _Expiry(conn, deadline)
+    loop = asyncio.get_running_loop()
+    expired = False
+
+    def expire() -> None:
+        nonlocal expired
+        expired = True
+        sever(conn)
+
+    timer = loop.call_at(deadline, expire)
     try:
-        result = await work
+        # The store's own connection severs itself where psycopg would cancel
+        # (``cancel_safe``), so its work runs in the caller's task: a task of its
+        # own costs two more event-loop iterations per statement.
+        result = await (work if isinstance(conn, OwnConnection) else _shielded(conn, work))
     except BaseException as exc:
-        if expiry.expired:
-            await conn.close()
-            raise TimeoutError("no answer from PostgreSQL by the deadline") from None
         interrupt = _interruption(exc)
         if interrupt is not None:  # the connection was mid-statement: unusable
             sever(conn)
             await conn.close()
             raise interrupt from None
-        raise
+        if not expired:
+            raise
+        await conn.close()
+        raise TimeoutError("no answer from PostgreSQL by the deadline") from None
     finally:
-        expiry.timer.cancel()
-    if expiry.expired:  # it answered as the deadline severed it: the connection is unusable
+        timer.cancel()
+    if expired:  # it answered as the deadline severed it: the connection is unusable
         await conn.close()
     return result
-
-
-class _Expiry:
-    """A timer that severs ``conn`` at ``deadline`` and remembers that it did."""
-
-    __slots__ = ("conn", "expired", "timer")
-
-    def __init__(self, conn: AsyncConnection[Any], deadline: float) -> None:
-        self.conn = conn
-        self.expired = False
-        self.timer = asyncio.get_running_loop().call_at(deadline, self._expire)
-
-    def _expire(self) -> None:
-        self.expired = True
-        sever(self.conn)
 
 
 def _interruption(exc: BaseException) -> BaseException | None:
@@ -238,32 +229,18 @@ def _interruption(exc: BaseException) -> BaseException | None:
     return None
 
 
-async def _shielded(
-    conn: AsyncConnection[Any], work: Coroutine[Any, Any, _T], deadline: float
-) -> _T:
-    """``within`` for an application's connection: the work runs in a task of its own,
-    shielded, so a cancelled caller severs the connection before psycopg cancels."""
-    expiry = _Expiry(conn, deadline)
+async def _shielded(conn: AsyncConnection[Any], work: Coroutine[Any, Any, _T]) -> _T:
+    """``work`` on an application's connection, in a shielded task of its own: a cancelled
+    caller severs the connection before psycopg's own cancellation would wait for the server."""
     task = asyncio.get_running_loop().create_task(work)
     try:
-        result = await asyncio.shield(task)
+        return await asyncio.shield(task)
     except asyncio.CancelledError:
         if not task.done():  # the caller was cancelled, the work goes on: end it
             task.add_done_callback(_retrieve)
             sever(conn)
             await asyncio.wait((task,))  # at once: its socket is shut
-            await conn.close()
         raise
-    except BaseException:
-        if not expiry.expired:
-            raise
-        await conn.close()
-        raise TimeoutError("no answer from PostgreSQL by the deadline") from None
-    finally:
-        expiry.timer.cancel()
-    if expiry.expired:  # it answered as the deadline severed it: the connection is unusable
-        await conn.close()
-    return result
 
 
 def _retrieve(task: asyncio.Future[Any]) -> None:
