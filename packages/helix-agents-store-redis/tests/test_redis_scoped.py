@@ -55,16 +55,19 @@ async def test_a_crash_after_the_commit_is_repaired_by_the_next_reader_once(
     async with factory() as crashing, factory() as reader:
         sid = await crashed_commit(crashing, "ada", a=1, big=10**30)
         client = reader.client
-        map_key, writers, _, marks = reader.options.keys.scoped("user", "ada")
+        map_key, writers, _, marks, retired = reader.options.keys.scoped("user", "ada")
         journal = reader.options.keys.session(sid, ("scsj",))[0]
         # Landed with its rows, not yet in the map: the journal and the writers entry hold it.
         assert await client.hlen(map_key) == 0
         assert await client.hlen(journal) == 1
         assert await client.hexists(writers, sid)
+        assert await client.zscore(retired, sid) is None
         [seq] = [int(field) for field in text(await client.hkeys(journal))]
         assert await reader.get_scoped_state("user", "ada") == {"a": 1, "big": 10**30}
         assert await client.hlen(journal) == 0
         assert not await client.hexists(writers, sid)
+        # Settled, so retired; its mark outlives it by the retention (a day).
+        assert await client.zscore(retired, sid) is not None
         assert int(text(await client.hget(marks, sid))) == seq
         # A later delta wins; replaying the old entry (a second roll-forward) changes nothing.
         await reader.append_messages(sid, with_user_delta("ada", a=2))
@@ -103,7 +106,7 @@ async def test_a_commit_sealed_by_a_reader_announces_again_and_lands(
         result = await writer.append_messages(sid, with_user_delta("cy", n=1))
         assert result.message_count == 1 and len(rounds) == 2
         assert await reader.get_scoped_state("user", "cy") == {"n": 1}
-        _, writers, _, _ = reader.options.keys.scoped("user", "cy")
+        _, writers, _, _, _ = reader.options.keys.scoped("user", "cy")
         assert await reader.client.hlen(writers) == 0
 
 
@@ -135,7 +138,7 @@ async def test_a_crash_then_idle_expiry_keeps_the_deltas_for_the_next_reader(
         assert await crashing.get_session(sid) is None
         assert await reader.get_scoped_state("user", "dee") == {"a": 1, "b": [1]}
         assert set((await _session_ttls(reader, sid)).values()) == {-2}  # nothing left
-        _, writers, _, marks = reader.options.keys.scoped("user", "dee")
+        _, writers, _, marks, _ = reader.options.keys.scoped("user", "dee")
         assert not await reader.client.hexists(writers, sid)
         assert int(text(await reader.client.hget(marks, sid))) == seq
         # Applied once: a later delta is not undone by a second read.
@@ -202,7 +205,7 @@ async def test_entries_numbered_from_one_by_earlier_versions_apply_in_order_once
         await crashing.append_messages(sid, with_user_delta("gus", b=2))
         client = store.client
         journal, pending = store.options.keys.session(sid, ("scsj", "scsp"))
-        map_key, _, _, marks = store.options.keys.scoped("user", "gus")
+        map_key, _, _, marks, _ = store.options.keys.scoped("user", "gus")
         # Renumber the two pending entries 1 and 2, as versions before the server's time did.
         fields = sorted(await client.hkeys(journal), key=int)
         entries = [text(await client.hget(journal, field)) for field in fields]
@@ -217,3 +220,50 @@ async def test_entries_numbered_from_one_by_earlier_versions_apply_in_order_once
         _, scripts = store._live()
         assert await scripts.run("scs_apply", [map_key, marks], [sid, 2, "b", "1"]) == 0
         assert await store.get_scoped_state("user", "gus") == {"a": 3, "b": 2}
+
+
+async def test_marks_go_once_their_writers_were_retired_for_the_retention(
+    factory: Callable[..., RedisStateStore],
+) -> None:
+    async with factory() as keeping, factory() as pruning:
+        pruning._mark_retention_ms = 0
+        _, writers, _, marks, retired = keeping.options.keys.scoped("app", "hal")
+        client = keeping.client
+        for n in range(3):
+            sid = (await keeping.create_session()).id
+            delta = ScopedStateDelta(scope="app", owner="hal", changes={f"k{n}": n})
+            await keeping.append_messages(sid, MessageCommit(scoped_state=(delta,)))
+        assert await client.hlen(marks) == 3 and await client.zcard(retired) == 3
+        last = (await pruning.create_session()).id
+        delta = ScopedStateDelta(scope="app", owner="hal", changes={"k3": 3})
+        await pruning.append_messages(last, MessageCommit(scoped_state=(delta,)))
+        # Its own retirement is due at once: every retired writer's mark went with it.
+        assert await client.hlen(marks) == 0 and await client.zcard(retired) == 0
+        assert await client.hlen(writers) == 0
+        assert await keeping.get_scoped_state("app", "hal") == {f"k{n}": n for n in range(4)}
+
+
+async def test_a_writer_that_writes_again_keeps_its_mark(
+    factory: Callable[..., RedisStateStore],
+) -> None:
+    async with factory() as store, factory() as crashing, factory() as pruning:
+        pruning._mark_retention_ms = 0
+        map_key, _, _, marks, retired = store.options.keys.scoped("user", "ivy")
+        client = store.client
+        sid = (await store.create_session()).id
+        await store.append_messages(sid, with_user_delta("ivy", a=1))
+        first = int(text(await client.hget(marks, sid)))
+        # Its next commit announces it again (no longer retired), then the process dies.
+        crashing._settle = _crashes  # type: ignore[method-assign]
+        await crashing.append_messages(sid, with_user_delta("ivy", a=2))
+        assert await client.zscore(retired, sid) is None
+        other = (await pruning.create_session()).id
+        await pruning.append_messages(other, with_user_delta("ivy", b=1))
+        # The other writer's retirement pruned every mark due, but not the live writer's.
+        assert int(text(await client.hget(marks, sid))) == first
+        _, scripts = store._live()
+        stale = [sid, first, "a", json.dumps(0)]
+        assert await scripts.run("scs_apply", [map_key, marks], stale) == 0
+        # The reader settles it, which retires it; at this retention its mark goes at once.
+        assert await pruning.get_scoped_state("user", "ivy") == {"a": 2, "b": 1}
+        assert not await client.hexists(marks, sid) and await client.zcard(retired) == 0

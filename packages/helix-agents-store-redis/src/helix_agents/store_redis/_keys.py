@@ -83,11 +83,12 @@ class KeySpace:
         """The listing index of ``user_id``: a sorted set under the user's own hash tag."""
         return f"{self.base}user:{{{_tag(user_id)}}}"
 
-    def scoped(self, scope: str, owner: str) -> tuple[str, str, str, str]:
+    def scoped(self, scope: str, owner: str) -> tuple[str, str, str, str, str]:
         """An app or user map's keys, under the map's own hash tag: the map, its writers
-        (session -> token), the token counter, and the applied marks (session -> sequence)."""
+        (session -> token), the token counter, the applied marks (session -> sequence), and
+        the retired writers whose marks go after a while (session -> when, in ms)."""
         head = f"{self.base}scs:{{{_tag(f'{scope}:{owner}')}}}:"
-        return head + "map", head + "w", head + "c", head + "m"
+        return head + "map", head + "w", head + "c", head + "m", head + "r"
 
     @property
     def pattern(self) -> str:

@@ -9,7 +9,9 @@ user map lives under its own hash tag, so the commit script cannot reach it; ins
 3. :meth:`ScopedMixin._settle` applies the journal to each map once per entry
    (``scs_apply``, guarded by the session's mark in the map's slot), then drops the
    applied entries and seals the maps the journal no longer names (``scs_settle``), and
-   forgets the sealed writer entries (``scs_drop``).
+   forgets the sealed writer entries (``scs_drop``), retiring them: a retired writer's
+   mark goes after :data:`MARK_RETENTION_MS`, so the marks stay as many as the writers
+   of that last while, not of all time.
 
 A crash between 2 and 3 leaves the session in the map's writers: every reader of the
 map, and every later writer, settles each writer first, so no landed delta is lost (a
@@ -30,7 +32,11 @@ from ._base import StoreBase
 from ._codec import text
 from ._errors import DRIVER_ERRORS, driver_error
 
-__all__ = ["ScopedMixin", "SharedChanges", "flat_pairs", "journal_entry"]
+__all__ = ["MARK_RETENTION_MS", "ScopedMixin", "SharedChanges", "flat_pairs", "journal_entry"]
+
+MARK_RETENTION_MS = 86_400_000
+"""How long a settled writer's applied mark outlives it (a day): a reader that read a
+journal entry and applies it later than this could apply it twice."""
 
 SharedChanges = dict[str, list[str]]
 """Map key -> flat key / JSON pairs, for the app and user maps a commit changes."""
@@ -38,6 +44,8 @@ SharedChanges = dict[str, list[str]]
 
 class ScopedMixin(StoreBase):
     """``get_scoped_state`` and the steps around a commit that changes app or user maps."""
+
+    _mark_retention_ms = MARK_RETENTION_MS
 
     async def get_scoped_state(self, scope: Scope, owner: str) -> JsonObject:
         """The ``(scope, owner)`` map (``{}`` if never written); a ``session`` owner must exist."""
@@ -47,7 +55,7 @@ class ScopedMixin(StoreBase):
             await self._require(owner)
             key = self.options.keys.session(owner, ("scs",))[0]
         else:
-            key, writers, _, _ = self.options.keys.scoped(scope, owner)
+            key, writers, _, _, _ = self.options.keys.scoped(scope, owner)
             try:
                 pending = text(await client.hgetall(writers))
             except DRIVER_ERRORS as exc:
@@ -71,9 +79,11 @@ class ScopedMixin(StoreBase):
         """Step 1: the session as a writer of each map; the tokens, by map key."""
         tokens = {}
         for key in maps:
-            writers, counter = _siblings(key)[:2]
+            writers, counter, _, retired = _siblings(key)
             tokens[key] = str(
-                await self._step("scs_announce", [writers, counter], [session_id], session_id)
+                await self._step(
+                    "scs_announce", [writers, counter, retired], [session_id], session_id
+                )
             )
         return tokens
 
@@ -100,7 +110,9 @@ class ScopedMixin(StoreBase):
             session_id,
         )
         for key in text(sealed):
-            await self._step("scs_drop", [_siblings(key)[0]], [session_id, tokens[key]], session_id)
+            writers, _, marks, retired = _siblings(key)
+            args = [session_id, tokens[key], self._mark_retention_ms]
+            await self._step("scs_drop", [writers, marks, retired], args, session_id)
 
     async def _step(self, name: str, keys: list[str], args: list[Any], session_id: str) -> Any:
         _, scripts = self._live()
@@ -110,10 +122,11 @@ class ScopedMixin(StoreBase):
             raise driver_error(exc, session_id, write=True) from exc
 
 
-def _siblings(map_key: str) -> tuple[str, str, str]:
-    """The writers, counter and marks keys beside an app or user map (``KeySpace.scoped``)."""
+def _siblings(map_key: str) -> tuple[str, str, str, str]:
+    """The writers, counter, marks and retired keys beside an app or user map
+    (``KeySpace.scoped``)."""
     head = map_key.removesuffix("map")
-    return head + "w", head + "c", head + "m"
+    return head + "w", head + "c", head + "m", head + "r"
 
 
 def flat_pairs(changes: Mapping[str, Any]) -> list[str]:

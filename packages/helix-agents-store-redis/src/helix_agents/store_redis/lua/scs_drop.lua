@@ -1,7 +1,17 @@
 -- Scoped state, step 5 (the map's slot): forget a sealed writer, unless it announced
--- itself again since (its token moved). KEYS: writers. ARGV: session id, token.
-if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
-  redis.call('HDEL', KEYS[1], ARGV[1])
-  return 1
+-- itself again since (its token moved), and retire it: its applied mark goes once it has
+-- been retired for the retention, with those of up to 16 writers retired before it.
+-- KEYS: writers, marks, retired. ARGV: session id, token, retention in ms.
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then
+  return 0
 end
-return 0
+redis.call('HDEL', KEYS[1], ARGV[1])
+local now = redis.call('TIME')
+local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+redis.call('ZADD', KEYS[3], ms, ARGV[1])
+local due = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', ms - tonumber(ARGV[3]), 'LIMIT', 0, 16)
+for _, session in ipairs(due) do
+  redis.call('HDEL', KEYS[2], session)
+  redis.call('ZREM', KEYS[3], session)
+end
+return 1
