@@ -1,4 +1,5 @@
-"""INP-4..INP-6: malformed arguments, a closed store and forged cursors, refused with a type."""
+"""INP-4..INP-7: malformed arguments, a closed or unopened store and forged cursors, refused
+with a type."""
 
 from __future__ import annotations
 
@@ -135,6 +136,22 @@ async def _unrefused(
     except BaseException as exc:
         return f"{type(exc).__name__}: {exc!s:.80}"
     return answered
+
+
+def _unopened_calls(sid: str, uid: str) -> list[tuple[str, Call]]:
+    """Every public method, well formed and malformed, for a store that is not open.
+
+    A commit with a malformed fence is refused when it is built, before any store sees it.
+    """
+    calls = [(f"{n}(valid)", _bound(f, sid)) for n, f in _session_methods().items()]
+    calls += [
+        ("create_session()", lambda s: s.create_session()),
+        ("list_sessions(uid)", lambda s: s.list_sessions(uid)),
+        ("get_scoped_state(uid)", lambda s: s.get_scoped_state("user", uid)),
+        *_calls_on(sid, uid),
+        *_context_calls(sid),
+    ]
+    return [(n, c) for n, c in calls if not n.startswith("append_messages(fence_run_id=")]
 
 
 def _bound(call: Callable[[SessionStateStore, Any], Awaitable[object]], bad: Any) -> Call:
@@ -279,19 +296,8 @@ class ArgumentRules:
         async with closed:
             await _filled(closed, sid, uid)
         wrong: list[str] = []
-        calls = [(f"{n}(valid)", _bound(f, sid)) for n, f in _session_methods().items()]
-        calls += [
-            ("create_session()", lambda s: s.create_session()),
-            ("list_sessions(uid)", lambda s: s.list_sessions(uid)),
-            ("get_scoped_state(uid)", lambda s: s.get_scoped_state("user", uid)),
-            *_calls_on(sid, uid),
-            *_context_calls(sid),
-        ]
-        # The closed store says so first, whatever the arguments. A commit with a malformed
-        # fence is refused when it is built, before any store sees it.
-        for name, call in calls:
-            if name.startswith("append_messages(fence_run_id="):
-                continue
+        # The closed store says so first, whatever the arguments.
+        for name, call in _unopened_calls(sid, uid):
             miss = await _unrefused(
                 partial(call, closed), StoreUnavailableError, "answered on a closed store"
             )
@@ -303,6 +309,36 @@ class ArgumentRules:
                 pass
         async with store_factory() as fresh:
             assert (await fresh.get_session(sid)) is not None
+
+    @rule("INP-7")
+    async def test_INP_7_a_store_not_yet_open_refuses_every_call_or_none(
+        self, store_factory: StoreFactory
+    ) -> None:
+        sid, uid = "inp7-s", "inp7-u"
+        async with store_factory() as store:
+            await _filled(store, sid, uid)
+            before = await snapshot(store, sid)
+        unopened = store_factory()
+        # As on a closed store, the store says so first, whatever the arguments; a store
+        # with nothing to open (the memory store) answers every call as an open one.
+        refused: list[str] = []
+        answered: list[str] = []
+        for name, call in _unopened_calls(sid, uid):
+            try:
+                await call(unopened)
+            except StoreUnavailableError:
+                refused.append(name)
+            except BaseException:
+                answered.append(name)
+            else:
+                answered.append(name)
+        assert not refused or not answered, (
+            f"refused {len(refused)} calls, e.g. {refused[:3]}, "
+            f"and answered {len(answered)}, e.g. {answered[:3]}"
+        )
+        if refused:
+            async with unopened:
+                assert await snapshot(unopened, sid) == before
 
     @rule("INP-6")
     async def test_INP_6_forged_cursors_are_validation_errors(

@@ -118,7 +118,8 @@ class StoreBase(ClosesOnExit):
         return self._preparing
 
     async def __aenter__(self) -> Self:
-        self._ensure_open("open", None)
+        if self._closed:
+            raise StoreUnavailableError("open: the store is closed")
         try:
             if self._target is not None:
                 await probe(self._target, self._settings)
@@ -175,11 +176,18 @@ class StoreBase(ClosesOnExit):
     # Helpers
 
     def _ensure_open(self, what: str, session_id: object) -> None:
-        """Refuse a closed store before any argument is looked at (INP-5)."""
-        if self._closed:
+        """Refuse a closed store, or one whose pool is not open, before any argument is
+        looked at (INP-5, INP-7)."""
+        if self._closed or self._pool.closed:
             sid = session_id if isinstance(session_id, str) else None
             where = "" if sid is None else f"session {sid!r}: "
-            raise StoreUnavailableError(f"{where}{what}: the store is closed", session_id=sid)
+            if self._closed:
+                why = "the store is closed"
+            elif self._owns_pool:
+                why = "the store is not open: use 'async with'"
+            else:
+                why = f"the application's pool {self._pool.name!r} is not open"
+            raise StoreUnavailableError(f"{where}{what}: {why}", session_id=sid)
 
     def _open_session(self, what: str, session_id: str) -> None:
         """The store is open, then the session id is well formed."""

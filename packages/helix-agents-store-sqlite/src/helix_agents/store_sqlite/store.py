@@ -98,7 +98,8 @@ class SQLiteStateStore(ContextMethods, SessionHandles, ClosesOnExit):
         return self.config.path
 
     async def __aenter__(self) -> Self:
-        self._check_open()
+        if self._closed:
+            raise StoreUnavailableError(f"the SQLite store on {self.path!r} was closed")
         self._writer = await Database.connect(self.config, writer=True)
         try:
             self._reader = await Database.connect(self.config, writer=False)
@@ -120,17 +121,23 @@ class SQLiteStateStore(ContextMethods, SessionHandles, ClosesOnExit):
         # Shielded: a cancelled close still stops both connection threads.
         await asyncio.shield(asyncio.gather(*(db.close() for db in opened)))
 
-    def _check_open(self) -> None:
-        """Refuse a closed store before any argument is looked at (INP-5)."""
-        if self._closed:
-            raise StoreUnavailableError(f"the SQLite store on {self.path!r} was closed")
+    def _check_open(self, sid: object = None) -> None:
+        """Refuse a closed or never opened store before any argument is looked at
+        (INP-5, INP-7)."""
+        if self._closed or self._writer is None:
+            session_id = sid if isinstance(sid, str) else None
+            where = "" if session_id is None else f"session {session_id!r}: "
+            why = "was closed" if self._closed else "is not open: use 'async with'"
+            raise StoreUnavailableError(
+                f"{where}the SQLite store on {self.path!r} {why}", session_id=session_id
+            )
 
     def _db(self, db: Database | None, sid: str | None) -> Database:
-        self._check_open()
+        self._check_open(sid)
         if db is None:
+            # Between the writer's connection and the reader's, while the store opens.
             raise StoreUnavailableError(
-                f"the SQLite store on {self.path!r} is not open: use 'async with'",
-                session_id=sid,
+                f"the SQLite store on {self.path!r} is still opening", session_id=sid
             )
         if sid is not None:
             check_id(sid, "session_id")
