@@ -117,6 +117,14 @@ async def test_ssl_false_means_no_tls(tls_cluster_url: str, tls_ca: Path) -> Non
     # The TLS-only nodes hang up on a plain client: "false" did not turn TLS on.
     err, _ = await open_fails(f"{tls_cluster_url}?ssl=false&ssl_ca_certs={tls_ca}")
     assert isinstance(err, StoreUnavailableError), err
+    assert "do they want TLS (ssl=true)?" in str(err), err
+
+
+async def test_a_plain_cluster_url_on_tls_nodes_hints_at_tls(tls_cluster_url: str) -> None:
+    err, _ = await open_fails(tls_cluster_url)
+    assert isinstance(err, StoreUnavailableError), err
+    assert "Connection reset by peer" in str(err) or "Connection closed" in str(err), err
+    assert "do they want TLS (ssl=true)?" in str(err) and "rediss://" not in str(err), err
 
 
 def test_ssl_that_is_not_a_flag_is_refused_before_connecting() -> None:

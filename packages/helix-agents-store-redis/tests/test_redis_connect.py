@@ -184,6 +184,12 @@ async def test_tls_with_our_ca_works_end_to_end(tls_redis_port: int, tls_ca: Pat
     await round_trip(f"rediss://127.0.0.1:{tls_redis_port}/0?ssl_ca_certs={tls_ca}")
 
 
+async def test_a_plain_url_on_a_tls_server_hints_at_rediss(tls_redis_port: int) -> None:
+    err, _ = await open_fails(f"redis://127.0.0.1:{tls_redis_port}/0")
+    unavailable(err)
+    assert "does it want rediss://?" in str(err), err
+
+
 async def test_tls_against_plain_redis_fails_fast_saying_tls(
     private_redis_url: str, tls_ca: Path, assert_hidden: Callable[..., None]
 ) -> None:

@@ -59,6 +59,10 @@ _BUSY = ("max number of clients", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN")
 # What a server that is not plain Redis (a TLS-only one, another protocol) does to our hello.
 _HUNG_UP = ("Connection closed by server", "Connection reset by peer")
 _HUNG_UP_HINT = " (during the handshake: is it a Redis server, and does it want rediss://?)"
+# A cluster URL turns TLS on with a query option, not a scheme (docs/backends/redis.md).
+_CLUSTER_HUNG_UP_HINT = (
+    " (during the handshake: are the nodes Redis servers, and do they want TLS (ssl=true)?)"
+)
 
 
 def driver_error(
@@ -85,8 +89,7 @@ def driver_error(
     )
     connecting = _while_connecting(exc)
     what = "did not answer in time" if isinstance(exc, RedisTimeoutError) else "failed"
-    if connecting and isinstance(exc, RedisConnectionError) and any(m in message for m in _HUNG_UP):
-        detail += _HUNG_UP_HINT
+    detail += _hung_up_hint(exc)
     return StoreUnavailableError(
         f"{prefix}{where} {what}: {detail}",
         session_id=session_id,
@@ -129,6 +132,19 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
         seen.add(id(current))
         yield current
         current = current.__cause__ or current.__context__
+
+
+def _hung_up_hint(exc: BaseException) -> str:
+    """A hint when the server hung up on the handshake (``exc`` or what it was raised from)."""
+    for cause in _chain(exc):
+        if (
+            isinstance(cause, RedisConnectionError)
+            and any(m in str(cause) for m in _HUNG_UP)
+            and _while_connecting(cause)
+        ):
+            cluster = isinstance(exc, RedisClusterException)
+            return _CLUSTER_HUNG_UP_HINT if cluster else _HUNG_UP_HINT
+    return ""
 
 
 def _while_connecting(exc: BaseException) -> bool:
