@@ -324,14 +324,8 @@ class ArgumentRules:
         refused: list[str] = []
         answered: list[str] = []
         for name, call in _unopened_calls(sid, uid):
-            try:
-                await call(unopened)
-            except StoreUnavailableError:
-                refused.append(name)
-            except BaseException:
-                answered.append(name)
-            else:
-                answered.append(name)
+            miss = await _unrefused(partial(call, unopened), StoreUnavailableError, "answered")
+            (answered if miss else refused).append(name)
         assert not refused or not answered, (
             f"refused {len(refused)} calls, e.g. {refused[:3]}, "
             f"and answered {len(answered)}, e.g. {answered[:3]}"

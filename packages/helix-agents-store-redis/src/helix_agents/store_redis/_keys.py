@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from helix_agents.core import ValidationError
 
-__all__ = ["SESSION_KEYS", "KeySpace", "summaries_of"]
+__all__ = ["SESSION_KEYS", "KeySpace", "map_siblings", "summaries_of"]
 
 # The KEYS order of every write script; _schema.py names them in Lua (META, ROWS, ...).
 SESSION_KEYS = (
@@ -41,6 +41,12 @@ SESSION_KEYS = (
 def summaries_of(user_key: str) -> str:
     """The hash of listing summaries beside a user's index, in its slot (``lua/_index.lua``)."""
     return user_key + ":sum"
+
+
+def map_siblings(map_key: str) -> tuple[str, str, str, str]:
+    """The writers, counter, marks and retired keys beside an app or user map, in its slot."""
+    head = map_key.removesuffix("map")
+    return head + "w", head + "c", head + "m", head + "r"
 
 
 def _tag(value: str) -> str:
@@ -87,8 +93,8 @@ class KeySpace:
         """An app or user map's keys, under the map's own hash tag: the map, its writers
         (session -> token), the token counter, the applied marks (session -> sequence), and
         the retired writers whose marks go after a while (session -> when, in ms)."""
-        head = f"{self.base}scs:{{{_tag(f'{scope}:{owner}')}}}:"
-        return head + "map", head + "w", head + "c", head + "m", head + "r"
+        map_key = f"{self.base}scs:{{{_tag(f'{scope}:{owner}')}}}:map"
+        return (map_key, *map_siblings(map_key))
 
     @property
     def pattern(self) -> str:

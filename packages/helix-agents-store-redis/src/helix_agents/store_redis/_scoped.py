@@ -31,6 +31,7 @@ from helix_agents.core.backend import check_scope
 from ._base import StoreBase
 from ._codec import text
 from ._errors import DRIVER_ERRORS, driver_error
+from ._keys import map_siblings
 
 __all__ = ["MARK_RETENTION_MS", "ScopedMixin", "SharedChanges", "flat_pairs", "journal_entry"]
 
@@ -79,7 +80,7 @@ class ScopedMixin(StoreBase):
         """Step 1: the session as a writer of each map; the tokens, by map key."""
         tokens = {}
         for key in maps:
-            writers, counter, _, retired = _siblings(key)
+            writers, counter, _, retired = map_siblings(key)
             tokens[key] = str(
                 await self._step(
                     "scs_announce", [writers, counter, retired], [session_id], session_id
@@ -100,7 +101,7 @@ class ScopedMixin(StoreBase):
         applied = sorted(journal, key=int)
         for seq in applied:
             for key, pairs in json.loads(journal[seq]):
-                marks = _siblings(key)[2]
+                marks = map_siblings(key)[2]
                 await self._step("scs_apply", [key, marks], [session_id, seq, *pairs], session_id)
         meta = self.options.keys.meta(session_id)
         sealed = await self._step(
@@ -110,7 +111,7 @@ class ScopedMixin(StoreBase):
             session_id,
         )
         for key in text(sealed):
-            writers, _, marks, retired = _siblings(key)
+            writers, _, marks, retired = map_siblings(key)
             args = [session_id, tokens[key], self._mark_retention_ms]
             await self._step("scs_drop", [writers, marks, retired], args, session_id)
 
@@ -120,13 +121,6 @@ class ScopedMixin(StoreBase):
             return await scripts.run(name, keys, args)
         except DRIVER_ERRORS as exc:
             raise driver_error(exc, session_id, write=True) from exc
-
-
-def _siblings(map_key: str) -> tuple[str, str, str, str]:
-    """The writers, counter, marks and retired keys beside an app or user map
-    (``KeySpace.scoped``)."""
-    head = map_key.removesuffix("map")
-    return head + "w", head + "c", head + "m", head + "r"
 
 
 def flat_pairs(changes: Mapping[str, Any]) -> list[str]:
