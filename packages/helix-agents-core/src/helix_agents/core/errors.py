@@ -62,12 +62,12 @@ class StateStoreError(Exception):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls.__module__ = "helix_agents.core"
         # The first class to declare a code owns it; subclasses refine it.
         if "code" in cls.__dict__:
             _by_code.setdefault(cls.code, cls)
 
     def __reduce__(self) -> tuple[Any, ...]:
+        # Keyword-only fields are not in ``args``, so Exception's own reduce loses them.
         return (_rebuild, (type(self), self.message, self.__dict__.copy()))
 
     def __str__(self) -> str:
@@ -208,6 +208,35 @@ def is_retryable(err: BaseException) -> bool:
 
 
 _by_code.setdefault(StateStoreError.code, StateStoreError)
+
+
+def _publish(module: str, *classes: type[BaseException]) -> None:
+    """Name ``module``, where users import ``classes``, in their tracebacks and pickles.
+
+    ``module`` must export each class under its own name: pickle finds a
+    class by ``__module__`` and ``__qualname__``.
+    """
+    for cls in classes:
+        cls.__module__ = module
+
+
+_publish(
+    "helix_agents.core",
+    StateStoreError,
+    SessionNotFoundError,
+    SessionExistsError,
+    ValidationError,
+    RunSupersededError,
+    ConcurrencyConflictError,
+    MessageCountConflictError,
+    ContextItemDeliveryConflictError,
+    LateAnswerDeliveryConflictError,
+    StaleCheckpointError,
+    ApprovalNotFoundError,
+    MigrationError,
+    StoreMisconfiguredError,
+    StoreUnavailableError,
+)
 
 
 def session_not_found(session_id: str) -> SessionNotFoundError:
