@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from ..errors import StateStoreError, ValidationError, _publish
+from ..errors import StateStoreError, ValidationError
 
 __all__ = ["InvalidPatternError", "OutputNotFoundError", "UnknownToolSourceError"]
 
@@ -32,8 +32,3 @@ class UnknownToolSourceError(ValidationError):
     """An activation named a tool source the catalog does not have."""
 
     code = "context_unknown_tool_source"
-
-
-_publish(
-    "helix_agents.core.context", OutputNotFoundError, InvalidPatternError, UnknownToolSourceError
-)
