@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import getpass
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -117,14 +118,32 @@ def open_store(pg_url: str, store_on: Callable[..., PostgresStateStore]) -> Any:
 
 
 @pytest.fixture(scope="session")
-def pgbouncer_url(pg_url: str) -> Iterator[str]:
-    """A PgBouncer in transaction pooling mode on loopback, in front of ``pg_url``."""
+def pgbouncer_binary() -> tuple[str, tuple[int, int]]:
+    """The ``pgbouncer`` binary and its version (major, minor)."""
     binary = shutil.which("pgbouncer") or (
         "/usr/sbin/pgbouncer" if os.path.exists("/usr/sbin/pgbouncer") else None
     )
     if binary is None:
         backend_unavailable("no pgbouncer binary (Debian package: pgbouncer)")
     assert binary is not None
+    out = subprocess.run([binary, "--version"], capture_output=True, text=True, check=True)
+    found = re.search(r"PgBouncer (\d+)\.(\d+)", out.stdout)
+    assert found is not None, f"no version in {out.stdout!r}"
+    return binary, (int(found.group(1)), int(found.group(2)))
+
+
+@pytest.fixture(scope="session")
+def pgbouncer_prepare(pgbouncer_binary: tuple[str, tuple[int, int]]) -> str:
+    """The store's ``prepare`` behind :func:`pgbouncer_url`, as docs/backends/postgres.md
+    says: ``auto`` from PgBouncer 1.21 on (it keeps prepared statements), else ``off``."""
+    return "auto" if pgbouncer_binary[1] >= (1, 21) else "off"
+
+
+@pytest.fixture(scope="session")
+def pgbouncer_url(pg_url: str, pgbouncer_binary: tuple[str, tuple[int, int]]) -> Iterator[str]:
+    """A PgBouncer in transaction pooling mode on loopback, in front of ``pg_url``; from
+    1.21 on it keeps prepared statements (``max_prepared_statements``)."""
+    binary, version = pgbouncer_binary
     target = psycopg.conninfo.conninfo_to_dict(pg_url)
     user = str(target.get("user") or getpass.getuser())
     base = Path(tempfile.mkdtemp(prefix="helix-pgbouncer-"))
@@ -141,6 +160,7 @@ def pgbouncer_url(pg_url: str) -> Iterator[str]:
         "pool_mode = transaction\nmax_client_conn = 500\ndefault_pool_size = 20\n"
         "ignore_startup_parameters = extra_float_digits\n"
         "log_connections = 0\nlog_disconnections = 0\n"
+        + ("max_prepared_statements = 200\n" if version >= (1, 21) else "")
         # PgBouncer refuses to run as root; as root, it drops to the postgres user.
         + ("user = postgres\n" if os.geteuid() == 0 else "")
     )

@@ -19,16 +19,22 @@ from helix_agents.store_postgres import PostgresStateStore
 class TestPostgresContract(SessionStoreContract):
     """Every rule id against ``PostgresStateStore`` on the server."""
 
-    url_fixture = "pg_url"
-
     @pytest.fixture
     def store_factory(
-        self, request: pytest.FixtureRequest, store_on: Callable[..., PostgresStateStore]
+        self, pg_url: str, store_on: Callable[..., PostgresStateStore]
     ) -> StoreFactory:
-        return functools.partial(store_on, request.getfixturevalue(self.url_fixture))
+        return functools.partial(store_on, pg_url)
 
 
 class TestPostgresThroughPgBouncer(TestPostgresContract):
-    """Every rule id through a PgBouncer in transaction pooling mode (no session state)."""
+    """Every rule id through a PgBouncer in transaction pooling mode (no session state), with
+    the ``prepare`` option the docs give for its version."""
 
-    url_fixture = "pgbouncer_url"
+    @pytest.fixture
+    def store_factory(
+        self,
+        pgbouncer_url: str,
+        pgbouncer_prepare: str,
+        store_on: Callable[..., PostgresStateStore],
+    ) -> StoreFactory:
+        return functools.partial(store_on, pgbouncer_url, prepare=pgbouncer_prepare)

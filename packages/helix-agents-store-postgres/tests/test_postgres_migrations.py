@@ -1,9 +1,11 @@
-"""Versioned migrations: many processes at once, checksums, unknown versions, caller connections."""
+"""Versioned migrations: many processes at once, checksums, unknown versions, caller connections,
+function files."""
 
 from __future__ import annotations
 
 import contextlib
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,13 +16,15 @@ import pytest
 from psycopg import sql
 
 from helix_agents.core import ChatMessage, MessageCommit, StateStoreError
+from helix_agents.core.refusals import REFUSALS
 from helix_agents.store_postgres import MigrationError, PoolSettings, PostgresStateStore, migrate
-from helix_agents.store_postgres._migrations import _REWRITTEN, migrations
+from helix_agents.store_postgres._migrations import function_files, migrations
 
 pytestmark = pytest.mark.anyio
 
 CHILD = Path(__file__).with_name("postgres_child.py")
 SMALL_POOL = PoolSettings(min_size=1, max_size=2)
+_DEFINED = re.compile(r"CREATE (?:OR REPLACE )?FUNCTION (\w+)")
 TABLES = {
     "__agents_sessions",
     "__agents_messages",
@@ -56,6 +60,16 @@ def _tables(pg_url: str, schema: str) -> set[str]:
             "SELECT tablename FROM pg_tables WHERE schemaname = %s", [schema]
         ).fetchall()
     return {str(name) for (name,) in rows}
+
+
+def _recorded(pg_url: str, schema: str) -> dict[str, str]:
+    with psycopg.connect(pg_url) as conn:
+        rows = conn.execute(
+            sql.SQL("SELECT name, checksum FROM {}.__agents_functions").format(
+                sql.Identifier(schema)
+            )
+        ).fetchall()
+    return {str(n): str(c) for n, c in rows}
 
 
 def _expected() -> list[tuple[int, str, str]]:
@@ -130,37 +144,18 @@ async def test_unmigrated_schema_refuses_to_open_unless_auto_migrate(
     assert _applied(pg_url, schema) == _expected()
 
 
-async def test_the_earlier_checksum_of_a_rewritten_migration_is_accepted(
-    open_store: Any, pg_url: str, migrated: str
-) -> None:
-    """A schema that recorded the text a rewritten migration had before opens, unchanged."""
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        for name, checksum in _REWRITTEN.items():
-            conn.execute(
-                sql.SQL("UPDATE {} SET checksum = %s WHERE name = %s").format(
-                    sql.Identifier(migrated, "__agents_migrations")
-                ),
-                [checksum, name],
-            )
-    async with open_store() as store:
-        assert await store.migrate() == []
-        await store.create_session("s")
-    kept = {name: checksum for _, name, checksum in _applied(pg_url, migrated)}
-    assert {name: kept[name] for name in _REWRITTEN} == _REWRITTEN  # left as recorded
-
-
-@pytest.mark.parametrize("tamper", ["changed", "another's earlier", "unknown"])
+@pytest.mark.parametrize("tamper", ["changed", "unknown"])
 async def test_changed_or_unknown_migration_refuses_to_start(
     pg_url: str, migrated: str, tamper: str
 ) -> None:
-    """A checksum that differs (an earlier text of another file too), or a version this
-    package lacks, stops open and migrate."""
+    """A checksum that differs, or a version this package lacks, stops open and migrate."""
     table = sql.Identifier(migrated, "__agents_migrations")
+    first = migrations()[0]
     with psycopg.connect(pg_url, autocommit=True) as conn:
-        if tamper != "unknown":
-            wrong = "tampered" if tamper == "changed" else _REWRITTEN["0003_writes.sql"]
+        if tamper == "changed":
             conn.execute(
-                sql.SQL("UPDATE {} SET checksum = %s WHERE version = 2").format(table), [wrong]
+                sql.SQL("UPDATE {} SET checksum = 'tampered' WHERE version = %s").format(table),
+                [first.version],
             )
         else:
             conn.execute(
@@ -174,7 +169,7 @@ async def test_changed_or_unknown_migration_refuses_to_start(
                 pg_url, schema=migrated, pool_settings=SMALL_POOL, auto_migrate=auto_migrate
             ):
                 pass
-        assert ("999" if tamper == "unknown" else "0002_commit.sql") in str(caught.value)
+        assert ("999" if tamper == "unknown" else first.name) in str(caught.value)
     async with await psycopg.AsyncConnection.connect(pg_url) as conn:
         with pytest.raises(MigrationError):
             await migrate(conn, migrated)
@@ -216,3 +211,43 @@ async def test_driver_errors_while_migrating_are_wrapped(pg_url: str) -> None:
                 await migrate(conn, "locked_schema")
             assert caught.value.code == "state_unavailable"
             assert caught.value.may_have_landed is False  # type: ignore[attr-defined]
+
+
+def test_no_function_is_defined_twice() -> None:
+    """A function lives in one function file; a numbered migration creates none but the
+    empty one its trigger names, so a fresh schema creates each function once at the most."""
+    in_files = [n for f in function_files() for n in _DEFINED.findall(f.sql)]
+    in_migrations = [n for m in migrations() for n in _DEFINED.findall(m.sql)]
+    assert len(in_files) == len(set(in_files))
+    assert in_migrations == ["__agents_rows_removed"]
+    assert set(in_migrations) <= set(in_files)
+
+
+async def test_a_changed_function_file_is_stale_until_migrated(pg_url: str, migrated: str) -> None:
+    """A recorded checksum that differs from the file stops open; migrate() re-applies it."""
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("UPDATE {} SET checksum = 'older' WHERE name = 'commit.sql'").format(
+                sql.Identifier(migrated, "__agents_functions")
+            )
+        )
+    with pytest.raises(MigrationError) as caught:
+        async with PostgresStateStore(pg_url, schema=migrated, pool_settings=SMALL_POOL):
+            pass
+    assert caught.value.code == "state_migration"
+    assert "functions/commit.sql" in str(caught.value)
+    async with PostgresStateStore(
+        pg_url, schema=migrated, pool_settings=SMALL_POOL, auto_migrate=True
+    ) as store:
+        await store.create_session("s")
+    assert _recorded(pg_url, migrated) == {f.name: f.checksum for f in function_files()}
+
+
+def test_every_refusal_code_a_function_sends_is_in_cores_table() -> None:
+    """The SQL functions refuse with the codes of core's REFUSALS, the same as the Lua scripts."""
+    sent: set[str] = set()
+    for f in function_files():
+        sent |= set(re.findall(r"v_reason := '(\w+)'", f.sql))
+        sent |= set(re.findall(r"__agents_refusal\('(\w+)'", f.sql))
+        sent |= set(re.findall(r"'refused', '(\w+)'", f.sql))
+    assert sent and sent <= set(REFUSALS), sorted(sent - set(REFUSALS))

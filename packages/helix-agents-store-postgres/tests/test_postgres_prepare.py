@@ -1,27 +1,17 @@
-"""Prepared statements: ``prepare=auto|on|off``, their names, the fallbacks, the guard."""
+"""Prepared statements: ``prepare=auto|on|off`` on psycopg's public API, the fallbacks."""
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import Callable
-from typing import Any
 
 import psycopg
-import psycopg._preparing
 import pytest
 from psycopg import sql
 from psycopg_pool import AsyncConnectionPool
 
-from helix_agents.core import (
-    ChatMessage,
-    MessageCommit,
-    SessionNotFoundError,
-    StoreMisconfiguredError,
-    open_store,
-)
+from helix_agents.core import ChatMessage, MessageCommit, SessionNotFoundError, open_store
 from helix_agents.store_postgres import PoolSettings, PostgresStateStore
-from helix_agents.store_postgres._prepare import statement_name
 
 pytestmark = pytest.mark.anyio
 
@@ -31,11 +21,21 @@ Factory = Callable[..., PostgresStateStore]
 
 async def _prepared(store: PostgresStateStore) -> list[str]:
     """The names prepared on the (single) connection of the store's pool."""
+    return [name for name, _ in await _statements(store)]
+
+
+async def _statements(store: PostgresStateStore) -> list[tuple[str, str]]:
+    """``(name, statement)`` of each statement prepared on that connection, by name."""
     async with store.pool.connection() as conn:
         cur = await conn.execute(
-            "SELECT name FROM pg_prepared_statements ORDER BY name", prepare=False
+            "SELECT name, statement FROM pg_prepared_statements ORDER BY name", prepare=False
         )
-        return [name for (name,) in await cur.fetchall()]
+        return [(str(name), str(text)) for name, text in await cur.fetchall()]
+
+
+def _stores(statements: list[tuple[str, str]], schema: str) -> set[str]:
+    """The texts of the statements the store sent (they name its schema)."""
+    return {text for _, text in statements if schema in text}
 
 
 async def _work(store: PostgresStateStore, session_id: str = "s") -> None:
@@ -53,32 +53,20 @@ async def _work(store: PostgresStateStore, session_id: str = "s") -> None:
     assert await store.get_message_count(session_id) == 2
 
 
-def test_statement_names_are_told_by_text_and_types() -> None:
-    """The same text and types give the same name in any process; a change gives another."""
-    name = statement_name(b"SELECT %s", (25,))
-    assert name == statement_name(b"SELECT %s", (25,))
-    assert len(name) <= 63  # NAMEDATALEN - 1
-    assert name != statement_name(b"SELECT %s", (20,))
-    assert name != statement_name(b"SELECT  %s", (25,))
-    assert statement_name(b"a", (1, 2)) != statement_name(b"a", (12,))
-    # Pinned: a change of the scheme would make processes of two versions disagree.
-    digest = hashlib.blake2b(b"SELECT 1\x00", digest_size=20).hexdigest()
-    assert statement_name(b"SELECT 1", ()) == b"helix_" + digest.encode()
-
-
-async def test_auto_prepares_on_the_store_pool_under_deterministic_names(
-    open_store: Factory,
+async def test_auto_prepares_the_store_statements_on_its_own_pool(
+    open_store: Factory, migrated: str
 ) -> None:
-    """``auto`` (the default) prepares the store's statements under ``helix_`` names."""
+    """``auto`` (the default) prepares the store's statements on its own connections, the
+    same statements for every store."""
     async with open_store(pool_settings=ONE_CONNECTION) as store:
         assert store.prepare == "auto" and store.prepared_statements
         await _work(store)
-        names = await _prepared(store)
-        assert names and all(n.startswith("helix_") for n in names)
+        prepared = _stores(await _statements(store), migrated)
+        assert len(prepared) >= 4  # create, commit, the tail read, the count
         assert store.prepared_statements
     async with open_store(pool_settings=ONE_CONNECTION) as again:
         await _work(again, "t")
-        assert await _prepared(again) == names  # same statements, same names
+        assert _stores(await _statements(again), migrated) == prepared
 
 
 async def test_off_prepares_nothing(pg_url: str, migrated: str) -> None:
@@ -92,9 +80,12 @@ async def test_off_prepares_nothing(pg_url: str, migrated: str) -> None:
 
 
 async def test_an_application_pool_is_prepared_only_with_on(pg_url: str, migrated: str) -> None:
-    """``auto`` leaves an application's connections alone; ``on`` prepares on them, by name,
-    keeping the application's own prepared statements."""
+    """``auto`` leaves an application's connections alone; ``on`` prepares the store's
+    statements there too (psycopg's per-call ``prepare=True``), beside the application's own
+    prepared statements."""
     async with AsyncConnectionPool(pg_url, min_size=1, max_size=1, open=False) as pool:
+        async with pool.connection() as conn:
+            threshold = conn.prepare_threshold
         async with PostgresStateStore(pool=pool, schema=migrated) as store:
             assert not store.prepared_statements
             await _work(store)
@@ -104,12 +95,13 @@ async def test_an_application_pool_is_prepared_only_with_on(pg_url: str, migrate
         async with PostgresStateStore(pool=pool, schema=migrated, prepare="on") as store:
             assert store.prepared_statements
             await _work(store, "t")
-            names = await _prepared(store)
-            assert "_pg3_0" in names
-            assert len([n for n in names if n.startswith("helix_")]) >= 3
+            statements = await _statements(store)
+            assert any(text == "SELECT $1::int" for _, text in statements)
+            assert len(_stores(statements, migrated)) >= 4
         async with pool.connection() as conn:  # the application's statement still runs prepared
             cur = await conn.execute("SELECT %s::int", (2,), prepare=True)
             assert await cur.fetchone() == (2,)
+            assert conn.prepare_threshold == threshold  # the store changed no setting
 
 
 async def test_on_with_a_pool_that_never_prepares_prepares_nothing(
@@ -182,51 +174,19 @@ async def test_a_plan_made_stale_by_a_migration_discards_the_connection(
         assert store.prepared_statements
 
 
-async def test_through_pgbouncer_every_call_lands_prepared_or_not(
-    pgbouncer_url: str, store_on: Factory
+async def test_through_pgbouncer_with_its_setting_every_call_lands(
+    pgbouncer_url: str, pgbouncer_prepare: str, store_on: Factory
 ) -> None:
-    """Through a PgBouncer in transaction mode that does not keep prepared statements, two
-    stores on one schema get right answers whether a call ran prepared or fell back."""
-    async with store_on(pgbouncer_url) as a, store_on(pgbouncer_url) as b:
+    """Through a PgBouncer in transaction mode, with the ``prepare`` the docs give for its
+    version (``off`` before 1.21), two stores on one schema get right answers."""
+    async with (
+        store_on(pgbouncer_url, prepare=pgbouncer_prepare) as a,
+        store_on(pgbouncer_url, prepare=pgbouncer_prepare) as b,
+    ):
         for n in range(3):
             await _work(a, f"a{n}")
             await _work(b, f"b{n}")
-        assert not (a.prepared_statements and b.prepared_statements)
-
-
-async def test_without_psycopg_prepare_manager_auto_is_off_and_on_refuses(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, pg_url: str
-) -> None:
-    """The guard of psycopg's private API: ``auto`` prepares nothing (debug log), ``on`` is a
-    StoreMisconfiguredError saying why."""
-    monkeypatch.delattr(psycopg._preparing, "PrepareManager")
-    with caplog.at_level(logging.DEBUG, logger="helix_agents.store_postgres"):
-        store = PostgresStateStore(pg_url)
-    assert not store.prepared_statements
-    assert any("PrepareManager" in r.getMessage() for r in caplog.records)
-    with pytest.raises(StoreMisconfiguredError, match=r"prepare='on'.*PrepareManager"):
-        PostgresStateStore(pg_url, prepare="on")
-
-
-@pytest.mark.parametrize("attribute", ["get", "_names"])
-async def test_a_changed_prepare_manager_shape_is_unsupported(
-    monkeypatch: pytest.MonkeyPatch, pg_url: str, attribute: str
-) -> None:
-    """A manager without a method or attribute the store relies on counts as missing."""
-    base: Any = psycopg._preparing.PrepareManager
-    if attribute == "get":
-        monkeypatch.delattr(base, "get")
-    else:
-        init = base.__init__
-
-        def without(self: Any) -> None:
-            init(self)
-            delattr(self, attribute)
-
-        monkeypatch.setattr(base, "__init__", without)
-    assert not PostgresStateStore(pg_url).prepared_statements
-    with pytest.raises(StoreMisconfiguredError, match=attribute):
-        PostgresStateStore(pg_url, prepare="on")
+        assert a.prepared_statements == b.prepared_statements == (pgbouncer_prepare == "auto")
 
 
 async def test_the_prepared_tail_read_answers_as_the_function(open_store: Factory) -> None:

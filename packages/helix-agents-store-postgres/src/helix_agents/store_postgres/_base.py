@@ -14,23 +14,24 @@ from psycopg import AsyncConnection
 from psycopg.rows import tuple_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from helix_agents.core import (
-    StateStoreError,
-    StoreMisconfiguredError,
-    StoreUnavailableError,
-    ValidationError,
-)
+from helix_agents.core import StateStoreError, StoreUnavailableError, ValidationError
 from helix_agents.core.backend import ClosesOnExit, check_id
 from helix_agents.core.clock import check_clock, utcnow
 from helix_agents.core.errors import session_not_found
 from helix_agents.core.limits import MAX_COUNT
 
-from ._config import DEFAULT_OPERATION_TIMEOUT, PoolSettings, count, seconds, valid_schema
+from ._config import (
+    DEFAULT_OPERATION_TIMEOUT,
+    PoolSettings,
+    check_prepare,
+    count,
+    seconds,
+    valid_schema,
+)
 from ._connect import ConnectWatch, OwnConnection, make_pool, probe, within
 from ._conninfo import Target
 from ._errors import MigrationError, connect_error, logger, timeout_error, wrap_driver_error
 from ._migrations import check_applied, migrate, read_applied, read_functions, stale_functions
-from ._prepare import REFUSED, STALE_PLAN, check_mode, named, unsupported
 from ._sql import Statements
 
 __all__ = ["StoreBase", "big"]
@@ -38,6 +39,11 @@ __all__ = ["StoreBase", "big"]
 _T = TypeVar("_T")
 Params = Sequence[Any] | Mapping[str, Any]
 Row = tuple[Any, ...]
+
+# The server (or a pooler in front of it) refuses a prepared statement: unknown name, name taken.
+_REFUSED = frozenset({"26000", "42P05"})
+# "cached plan must not change result type": a prepared statement outlived a schema change.
+_STALE_PLAN = "0A000"
 
 
 def big(value: int) -> int:
@@ -83,8 +89,8 @@ class StoreBase(ClosesOnExit):
         self.auto_migrate = auto_migrate
         self.operation_timeout = seconds("operation_timeout", operation_timeout)
         self._settings = pool_settings or PoolSettings()
-        self.prepare = check_mode(prepare)
-        self._preparing = _resolve(self.prepare, own_pool=pool is None)
+        self.prepare = check_prepare(prepare)
+        self._preparing = self.prepare == "on" or (self.prepare == "auto" and pool is None)
         self._target: Target | None = None
         self._watch = ConnectWatch()
         self._pool: AsyncConnectionPool[Any]
@@ -279,10 +285,10 @@ class StoreBase(ClosesOnExit):
                 conn = await self._pool.getconn(timeout=self._left(deadline))
                 try:
                     if prepare and not self._owns_pool:
-                        prepare = named(conn)
+                        prepare = conn.prepare_threshold is not None  # else psycopg prepares none
                     return await within(conn, _execute(conn, query, params, prepare), deadline)
                 except psycopg.Error as exc:
-                    if prepare and exc.sqlstate == STALE_PLAN:
+                    if prepare and exc.sqlstate == _STALE_PLAN:
                         await conn.close()  # its plans are stale: the pool discards it
                     raise
                 finally:
@@ -295,10 +301,10 @@ class StoreBase(ClosesOnExit):
                     may_have_landed=write,
                 ) from exc
             except psycopg.Error as exc:
-                if prepare and attempt == 1 and exc.sqlstate in REFUSED:
+                if prepare and attempt == 1 and exc.sqlstate in _REFUSED:
                     self._stop_preparing(exc)
                     continue
-                if prepare and attempt == 1 and exc.sqlstate == STALE_PLAN:
+                if prepare and attempt == 1 and exc.sqlstate == _STALE_PLAN:
                     logger.info("%s on session %r: stale prepared plan, retrying", what, session_id)
                     continue
                 broken = conn is not None and conn.broken
@@ -357,22 +363,6 @@ class StoreBase(ClosesOnExit):
         except ValidationError:
             await self._counts(session_id, what)
             raise
-
-
-def _resolve(prepare: str, *, own_pool: bool) -> bool:
-    """Whether a store with option ``prepare`` prepares its statements at first."""
-    if prepare == "off" or (prepare == "auto" and not own_pool):
-        return False
-    reason = unsupported()
-    if reason is None:
-        return True
-    if prepare == "on":
-        raise StoreMisconfiguredError(
-            f"option prepare='on': this psycopg cannot prepare statements under the store's "
-            f"names ({reason}); use prepare='auto' or 'off'"
-        )
-    logger.debug("preparing no statements: %s", reason)
-    return False
 
 
 async def _execute(

@@ -15,8 +15,10 @@ __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_OPERATION_TIMEOUT",
     "POOL_OPTIONS",
+    "PREPARE_MODES",
     "STORE_OPTIONS",
     "PoolSettings",
+    "check_prepare",
     "count",
     "seconds",
     "split_url",
@@ -27,6 +29,9 @@ DEFAULT_OPERATION_TIMEOUT = 10.0
 """Seconds one operation may take, waiting for a connection included."""
 DEFAULT_CONNECT_TIMEOUT = 5.0
 """Seconds to open one connection (per host tried): TCP, TLS and authentication."""
+
+PREPARE_MODES = ("auto", "on", "off")
+"""The values of the store's ``prepare`` option (docs/backends/postgres.md, PgBouncer)."""
 
 _MAX_IDENTIFIER = 63  # NAMEDATALEN - 1: PostgreSQL silently truncates longer names
 
@@ -54,6 +59,15 @@ def count(name: str, value: object, low: int, high: int | None = None) -> int:
         span = f"at least {low}" if high is None else f"in {low}..{high}"
         raise ValidationError(f"option {name}={value!r} must be an integer {span}")
     return value
+
+
+def check_prepare(prepare: object) -> str:
+    """``prepare`` if it is one of :data:`PREPARE_MODES`, else :class:`ValidationError`."""
+    if not isinstance(prepare, str) or prepare not in PREPARE_MODES:
+        raise ValidationError(
+            f"option prepare={prepare!r} must be one of {', '.join(PREPARE_MODES)}"
+        )
+    return prepare
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,6 @@ from helix_agents.core import StateStoreError
 from ._config import PoolSettings
 from ._conninfo import Target
 from ._errors import connect_error, logger
-from ._prepare import manager_class
 from ._startup import refusal, tls_answer
 
 __all__ = ["ConnectWatch", "OwnConnection", "make_pool", "probe", "sever", "within"]
@@ -69,9 +68,7 @@ class OwnConnection(AsyncConnection[Any]):
         sever(self)
 
 
-def _watched(target: Target, watch: ConnectWatch, prepare: bool) -> type[OwnConnection]:
-    manager = manager_class() if prepare else None
-
+def _watched(target: Target, watch: ConnectWatch) -> type[OwnConnection]:
     class StoreConnection(OwnConnection):
         @classmethod
         async def connect(cls, conninfo: str = "", **kwargs: Any) -> Self:
@@ -82,9 +79,6 @@ def _watched(target: Target, watch: ConnectWatch, prepare: bool) -> type[OwnConn
                 watch.refused = refusal(exc)
                 raise
             watch.reason = None
-            if manager is not None:
-                conn._prepared = manager()
-                conn.prepare_threshold = 0  # only statements executed with prepare=True
             return conn
 
     StoreConnection.__qualname__ = StoreConnection.__name__  # how psycopg's logs show it
@@ -94,15 +88,17 @@ def _watched(target: Target, watch: ConnectWatch, prepare: bool) -> type[OwnConn
 def make_pool(
     target: Target, settings: PoolSettings, watch: ConnectWatch, *, prepare: bool
 ) -> AsyncConnectionPool[AsyncConnection[Any]]:
-    """A closed pool of autocommit connections; with ``prepare``, they prepare the statements
-    executed with ``prepare=True`` under names told by their text (``_prepare``)."""
+    """A closed pool of autocommit connections; without ``prepare`` they prepare nothing
+    (``prepare_threshold=None``), with it psycopg's default threshold, which the store's
+    statements bypass by passing ``prepare`` on every call."""
     limit = target.timeout(settings.connect_timeout)
+    unprepared: dict[str, Any] = {} if prepare else {"prepare_threshold": None}
     return AsyncConnectionPool(
         target.conninfo,
-        connection_class=_watched(target, watch, prepare),
+        connection_class=_watched(target, watch),
         kwargs={
             "autocommit": True,
-            "prepare_threshold": None,
+            **unprepared,
             **target.kwargs(settings.connect_timeout),
         },
         min_size=settings.min_size,
@@ -119,7 +115,8 @@ def make_pool(
 def _checker(limit: float) -> Callable[[AsyncConnection[Any]], Awaitable[None]]:
     async def check(conn: AsyncConnection[Any]) -> None:
         """An empty statement; a connection that does not answer in time is dropped."""
-        await within(conn, conn.execute(""), asyncio.get_running_loop().time() + limit)
+        deadline = asyncio.get_running_loop().time() + limit
+        await within(conn, conn.execute("", prepare=False), deadline)
 
     return check
 

@@ -3,8 +3,8 @@
 Each file ``migrations/NNNN_name.sql`` (tables and data) is applied once per
 schema, in order, with ``search_path`` set to the schema, and recorded with its
 SHA-256 in ``__agents_migrations``. A file whose text changed after it was
-applied (but for the rewrites of ``_REWRITTEN``), or an applied version this
-package does not know, is a :class:`MigrationError`.
+applied, or an applied version this package does not know, is a
+:class:`MigrationError`.
 
 Each file ``functions/name.sql`` holds ``CREATE OR REPLACE FUNCTION``
 statements: it is applied after the numbered files whenever its SHA-256 differs
@@ -47,36 +47,6 @@ __all__ = [
 _FILE = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 _FUNCTION_FILE = re.compile(r"^[a-z0-9_]+\.sql$")
 _LOCK_PREFIX = "helix_agents.store_postgres:"
-
-# The function files whose functions a schema migrated by a release without
-# __agents_functions (migrations 1-6 only) already has, byte for byte in their
-# bodies: such a schema opens without migrating. Frozen like a migration: a
-# file edited since is stale there, and applied by the next migrate().
-_BEFORE_FUNCTION_FILES = {
-    "commit.sql": "ae9ac14a9fb09a04a87119469c0e43c8d6ff734998e86aac2cf2c37ec5dcf713",
-    "context.sql": "d1f46ee004c7f07e34d0da42502621f0f5f1ad7eb0efba69a99dc4c13a940f5f",
-    "edits.sql": "d4f5a45f7a1d6217dd469bf46877b3838a74392e5e52aa31b24bb4f3ffcd8d0b",
-    "reads.sql": "346cf14774be0d4a2303a524336ea282c8ca58e6b6c1433412ac9f873d4654ec",
-    "writes.sql": "64e46b6048c69cee46d35ddaf9ff9bbab8c739120819b6977c6d942990f8c760",
-}
-
-# Numbered files rewritten after release, and the checksum each was applied
-# under before (Flyway's "repair"): a schema that recorded that one is accepted
-# as if it recorded today's. Migrations 2-6 created the first versions of the
-# functions, which functions/*.sql superseded; they now hold only what a table
-# needs (0004's dropped constraint, 0006's tables and trigger, with an empty
-# function for the trigger to name). A schema lacking one of them has no
-# __agents_functions (function files came after migration 6), so the same
-# migrate() applies every function file after it. Any other checksum that
-# differs is still refused.
-_REWRITTEN = {
-    "0002_commit.sql": "3f66188f67289117aebc9f68b399cf33a57522a5af60ed2c5b95003e95c97572",
-    "0003_writes.sql": "d89ce1ad210ac77702c7ccb585e25668efe096e500938451fb0ad188aa722fa9",
-    "0004_fast_paths.sql": "bca55ccaea5e07d1023067d44a53dac5d7a4b62b07c3e797062f791842534b15",
-    "0005_edits.sql": "be5ba0eba29331a917ade050fd6608a3808ad85228bb70603d55c27c1b3904f4",
-    "0006_context.sql": "146c975ef0463ef1e7f393dc51dec5a4dd7ba65c4c0b8131020b2f3925d2aa3b",
-}
-
 
 # The tables that book what migrate() applied; the statements that record one.
 _BOOK_TABLES = (
@@ -160,18 +130,6 @@ def function_files() -> tuple[FunctionFile, ...]:
 
 
 def stale_functions(recorded: dict[str, str] | None) -> list[FunctionFile]:
-    """The function files a schema lacks, given ``read_functions``: apply them to use it.
-
-    ``None`` is a schema migrated before function files were recorded: it has
-    the functions of its numbered migrations, which the files of
-    ``_BEFORE_FUNCTION_FILES`` repeat.
-    """
-    if recorded is None:
-        return [f for f in function_files() if _BEFORE_FUNCTION_FILES.get(f.name) != f.checksum]
-    return [f for f in function_files() if recorded.get(f.name) != f.checksum]
-
-
-def functions_to_apply(recorded: dict[str, str] | None) -> list[FunctionFile]:
     """The function files :func:`migrate` applies, given ``read_functions``: every one whose
     shipped text is not the recorded one (all of them where none is recorded)."""
     return [f for f in function_files() if (recorded or {}).get(f.name) != f.checksum]
@@ -188,7 +146,7 @@ def check_applied(schema: str, applied: list[tuple[int, str, str]]) -> list[Migr
                 f"helix-agents-store-postgres does not know: a newer version migrated it; "
                 f"upgrade the package"
             )
-        if checksum not in (mine.checksum, _REWRITTEN.get(mine.name)):
+        if checksum != mine.checksum:
             raise MigrationError(
                 f"migration {mine.name} changed after it was applied to schema {schema!r} "
                 f"(applied sha256 {checksum[:12]}…, file {mine.checksum[:12]}…): "
@@ -264,7 +222,7 @@ async def migrate(
             )
             pending = check_applied(schema, await read_applied(cur, schema))
             recorded = await read_functions(cur, schema)
-            changed = functions_to_apply(recorded)
+            changed = stale_functions(recorded)
             if not pending and not changed:
                 return []
             ident = sql.Identifier(schema)

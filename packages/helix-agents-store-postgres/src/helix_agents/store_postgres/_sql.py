@@ -5,8 +5,9 @@ single SELECTs whose first table is the session row (the last rows: through
 ``__agents_tail`` of ``functions/reads.sql``, which does the same), so that "no such session" and
 the data come back together, from one snapshot. Every
 statement names its schema explicitly (no ``search_path``, no session state
-but prepared statements named by their text, ``_prepare``: safe behind
-PgBouncer's transaction pooling). JSON comes back as text, decoded by the store.
+but psycopg's prepared statements, which ``prepare=off`` turns off for
+PgBouncer's transaction pooling before 1.21). JSON comes back as text, decoded
+by the store.
 """
 
 from __future__ import annotations

@@ -13,10 +13,10 @@ from ._migrations import (
     check_applied,
     driver_errors,
     function_files,
-    functions_to_apply,
     migrations,
     read_applied,
     read_functions,
+    stale_functions,
 )
 
 __all__ = ["conninfo_and_schema", "migration_names", "pending_migrations"]
@@ -54,4 +54,4 @@ async def pending_migrations(conn: AsyncConnection[Any], schema: str = "public")
             applied = await read_applied(cur, schema)
             recorded = await read_functions(cur, schema)
     pending = [m.name for m in check_applied(schema, applied)]
-    return pending + [f"functions/{f.name}" for f in functions_to_apply(recorded)]
+    return pending + [f"functions/{f.name}" for f in stale_functions(recorded)]

@@ -62,8 +62,11 @@ class PostgresStateStore(
     ``max_messages`` keeps the newest N rows of each session. Each operation
     ends within ``operation_timeout`` seconds, waiting for a connection
     included, or raises :class:`~helix_agents.core.StoreUnavailableError`.
-    ``prepare`` (``auto``, ``on``, ``off``) says whether statements are
-    prepared on the server: ``auto`` on the store's own pool only.
+    ``prepare`` (``auto``, ``on``, ``off``) says whether the store's statements
+    are prepared on the server (psycopg's ``execute(prepare=True)``): ``auto`` on
+    the store's own pool only, ``on`` on an application's pool too (unless its
+    ``prepare_threshold`` is ``None``); behind PgBouncer before 1.21 in
+    transaction mode, ``off``.
     """
 
     # Rows

@@ -6,8 +6,8 @@
 -- re-paste it into a numbered migration. A change of a function's arguments
 -- or result type needs a numbered migration that drops the old one first.
 --
--- The tables are migration 6's; the trigger __agents_rows_removed on
--- __agents_messages is created there and runs the function defined here.
+-- The tables are migrations/0001_initial.sql's; the trigger __agents_rows_removed
+-- on __agents_messages is created there and runs the function defined here.
 
 -- The text a history search looks in; the same as core's row_text().
 CREATE OR REPLACE FUNCTION __agents_row_text(b jsonb) RETURNS text

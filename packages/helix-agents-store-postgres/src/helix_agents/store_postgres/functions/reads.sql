@@ -7,8 +7,9 @@
 -- or result type needs a numbered migration that drops the old one first.
 --
 -- A PL/pgSQL function keeps the plan of its query for the connection, where
--- the same SELECT sent as a statement would be planned on every call (the
--- store prepares nothing on the server, for PgBouncer's transaction pooling).
+-- the same SELECT sent unprepared would be planned on every call (the store
+-- reads through it when it does not prepare its statements: prepare=off, or
+-- an application's pool; docs/backends/postgres.md, PgBouncer).
 
 -- The last p_limit rows of a session (every row with a NULL limit), newest first:
 -- a single (NULL, NULL) when it has none, and nothing when there is no session.

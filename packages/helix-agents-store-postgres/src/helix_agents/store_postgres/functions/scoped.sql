@@ -1,5 +1,5 @@
 -- helix-agents session store: scoped state around the commit, clear and delete
--- (docs/scoped-state.md; the table is migrations/0007_scoped_state.sql).
+-- (docs/scoped-state.md; the table is migrations/0001_initial.sql's).
 --
 -- A repeatable source file: applied with CREATE OR REPLACE whenever its text changes
 -- (see _migrations.py). The store calls these wrappers instead of the functions they

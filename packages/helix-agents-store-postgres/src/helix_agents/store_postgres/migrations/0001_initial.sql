@@ -1,9 +1,12 @@
--- helix-agents session store, migration 1: the tables.
+-- helix-agents session store, migration 1: the schema.
 --
--- Applied with search_path set to the store's schema. The session id leads
--- every primary key (so the tables can be distributed by it, e.g. on Citus)
--- and every child row goes with its session (ON DELETE CASCADE). Ids use the
--- "C" collation so that ties sort by code point, as in the reference store.
+-- Applied with search_path set to the store's schema; the server-side
+-- functions are in functions/*.sql, applied after the numbered migrations
+-- (docs/backends/postgres.md, Migrations). The session id leads every primary
+-- key (so the tables can be distributed by it, e.g. on Citus) and every child
+-- row goes with its session (ON DELETE CASCADE; a session's messages through
+-- __agents_delete, see __agents_messages). Ids use the "C" collation so that
+-- ties sort by code point, as in the reference store.
 
 CREATE TABLE __agents_sessions (
     session_id       text COLLATE "C" PRIMARY KEY,
@@ -27,9 +30,12 @@ CREATE INDEX __agents_sessions_by_user
     ON __agents_sessions (user_id, last_activity_at DESC, session_id)
     WHERE user_id IS NOT NULL;
 
+-- No foreign key to the session row: it would cost a lookup of that row per
+-- inserted row, while every writer of rows holds the session row lock. Deleting
+-- a session goes through __agents_delete (functions/writes.sql), which takes
+-- that lock and deletes the rows.
 CREATE TABLE __agents_messages (
-    session_id text COLLATE "C" NOT NULL
-        REFERENCES __agents_sessions ON DELETE CASCADE,
+    session_id text COLLATE "C" NOT NULL,
     idx        bigint NOT NULL,
     is_context boolean NOT NULL,
     body       jsonb NOT NULL,
@@ -109,4 +115,71 @@ CREATE TABLE __agents_commits (
     first_index   bigint NOT NULL,
     message_count bigint NOT NULL,
     PRIMARY KEY (session_id, commit_id)
+);
+
+-- The context store (docs/context-strategies.md): stored tool outputs,
+-- compactions and the archive of rows retention removed from a preserved
+-- session. Clearing a session clears them too.
+
+CREATE TABLE __agents_outputs (
+    session_id text COLLATE "C" NOT NULL
+        REFERENCES __agents_sessions ON DELETE CASCADE,
+    output_id  text COLLATE "C" NOT NULL,
+    -- The caller's idempotency key; NULL when none was given.
+    caller_key text COLLATE "C",
+    ref        jsonb NOT NULL,
+    content    text NOT NULL,
+    PRIMARY KEY (session_id, output_id)
+);
+
+CREATE UNIQUE INDEX __agents_outputs_by_key
+    ON __agents_outputs (session_id, caller_key) WHERE caller_key IS NOT NULL;
+
+-- One row per compaction; the highest number sets the window start.
+CREATE TABLE __agents_compactions (
+    session_id text COLLATE "C" NOT NULL
+        REFERENCES __agents_sessions ON DELETE CASCADE,
+    number     bigint NOT NULL,
+    boundary   bigint NOT NULL,
+    summary    jsonb NOT NULL,
+    PRIMARY KEY (session_id, number)
+);
+
+CREATE TABLE __agents_archive (
+    session_id text COLLATE "C" NOT NULL
+        REFERENCES __agents_sessions ON DELETE CASCADE,
+    idx        bigint NOT NULL,
+    body       jsonb NOT NULL,
+    PRIMARY KEY (session_id, idx)
+);
+
+-- Sessions whose history is preserved (a hybrid or dynamic compaction happened).
+CREATE TABLE __agents_preserved (
+    session_id text COLLATE "C" PRIMARY KEY
+        REFERENCES __agents_sessions ON DELETE CASCADE
+);
+
+-- Whatever statement removes rows, the context store follows (CS-9, CS-11):
+-- the trigger runs __agents_rows_removed, whose body is functions/context.sql's
+-- (applied after the numbered migrations). The trigger needs the function to
+-- exist, so this creates it empty.
+CREATE FUNCTION __agents_rows_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER __agents_rows_removed
+    AFTER DELETE ON __agents_messages
+    REFERENCING OLD TABLE AS gone
+    FOR EACH STATEMENT EXECUTE FUNCTION __agents_rows_removed();
+
+-- Scoped state (docs/scoped-state.md): one row per key of an app, user or session map. A session's map has scope 'session' and
+-- its session id as owner; two commits setting different keys of one map touch different rows.
+CREATE TABLE __agents_scoped_state (
+    scope text  NOT NULL,
+    owner text  NOT NULL,
+    key   text  NOT NULL,
+    value jsonb NOT NULL,
+    PRIMARY KEY (scope, owner, key)
 );

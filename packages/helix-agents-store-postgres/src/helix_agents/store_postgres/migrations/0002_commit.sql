@@ -1,7 +1,0 @@
--- helix-agents session store, migration 2: the commit of SPEC §5.
---
--- This migration created the first __agents_commit and its helpers
--- (__agents_refusal, __agents_fenced, __agents_next_activity, __agents_cut).
--- They live in functions/commit.sql now, applied after the numbered
--- migrations (docs/backends/postgres.md, Migrations), so it creates nothing.
--- A schema that applied its earlier text is accepted (_migrations.py).

@@ -1,7 +1,0 @@
--- helix-agents session store, migration 3: every other write, one call each.
---
--- This migration created the first functions of functions/writes.sql
--- (truncate, finish a run, record, approvals, checkpoints, clear, clone).
--- They live there now, applied after the numbered migrations
--- (docs/backends/postgres.md, Migrations), so it creates nothing. A schema
--- that applied its earlier text is accepted (_migrations.py).

@@ -1,6 +1,0 @@
--- helix-agents session store, migration 5: pop and replace, one call each.
---
--- This migration created the first __agents_pop and __agents_replace. They
--- live in functions/edits.sql now, applied after the numbered migrations
--- (docs/backends/postgres.md, Migrations), so it creates nothing. A schema
--- that applied its earlier text is accepted (_migrations.py).
