@@ -9,6 +9,7 @@ containers (``cut_records`` and its kin) for in-process stores. It changes with
 the rules; its changes are listed under "Backend API" in the changelog.
 """
 
+from .base import StoreBase, row_message
 from .checkpoint_pages import CheckpointRange, check_checkpoint_ids, checkpoint_range
 from .clock import check_clock, utcnow
 from .context.reads import OutputReads, output_not_found
@@ -29,13 +30,12 @@ from .edits import (
 from .errors import approval_not_found, session_not_found
 from .handles import SessionHandles
 from .inprocess import (
-    add_approvals_once,
-    cut_records,
-    keep_output,
-    page_rows,
-    record_once,
-    replayed_output,
-    resolve_once,
+    SessionRecords,
+    SharedMerge,
+    apply_changes,
+    copy_prefix,
+    snapshot_of,
+    summary_of,
 )
 from .inputs import check_id, check_input, check_json, check_record, check_text
 from .lifecycle import ClosesOnExit
@@ -77,6 +77,7 @@ from .rules import (
     undelivered_in_order,
 )
 from .scoped import check_scope, check_scoped_deltas, merge_deltas
+from .seam import Changes, Engine, NewSession, Refused, RowSpan, Snapshot, Want
 from .urls import redact_url
 
 __all__ = [
@@ -84,13 +85,23 @@ __all__ = [
     "MAX_COUNT",
     "MAX_PAGE",
     "REFUSALS",
+    "Changes",
     "CheckpointRange",
     "ClosesOnExit",
     "CommitPlan",
     "CommitState",
+    "Engine",
+    "NewSession",
     "OutputReads",
+    "Refused",
+    "RowSpan",
     "SessionHandles",
-    "add_approvals_once",
+    "SessionRecords",
+    "SharedMerge",
+    "Snapshot",
+    "StoreBase",
+    "Want",
+    "apply_changes",
     "approval_not_found",
     "approvals_in_order",
     "assert_deliverable",
@@ -125,32 +136,30 @@ __all__ = [
     "coerce",
     "coerce_all",
     "coerce_commit",
+    "copy_prefix",
     "commit_survives",
-    "cut_records",
     "decode_message_cursor",
     "decode_sessions_cursor",
     "dump_message_json",
     "encode_message_cursor",
     "encode_sessions_cursor",
-    "keep_output",
     "merge_deltas",
     "new_session_id",
     "next_activity",
     "next_page_cursor",
     "output_not_found",
-    "page_rows",
     "page_window",
     "parse_message_json",
     "parse_messages_json",
     "plan_replace",
     "pop_keep",
     "raise_refusal",
-    "record_once",
     "redact_url",
     "reopen_on_truncate",
-    "replayed_output",
-    "resolve_once",
+    "row_message",
     "session_not_found",
+    "snapshot_of",
+    "summary_of",
     "undelivered_in_order",
     "utcnow",
 ]

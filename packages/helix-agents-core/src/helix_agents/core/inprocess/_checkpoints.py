@@ -1,4 +1,4 @@
-"""Paged checkpoint reads and deletes of the memory store (CKP-3..CKP-6).
+"""Paged checkpoint reads of an in-process engine (CKP-3..CKP-6).
 
 A session's checkpoints live in a :class:`CheckpointTable`: a dict that also
 keeps its ids sorted, so a page is two binary searches and a slice, however
@@ -12,12 +12,11 @@ from bisect import bisect_left, insort
 from collections.abc import Iterable
 from typing import Any
 
-from helix_agents.core import Checkpoint
-from helix_agents.core.backend import CheckpointRange
+from ..checkpoint_pages import CheckpointRange
+from ..models import Checkpoint
+from ._records import SessionRecords
 
-from ._state import SessionData
-
-__all__ = ["CheckpointTable", "delete", "page"]
+__all__ = ["CheckpointTable", "page"]
 
 
 class CheckpointTable(dict[str, Checkpoint]):
@@ -73,13 +72,13 @@ class CheckpointTable(dict[str, Checkpoint]):
         return self
 
 
-def _table(session: SessionData) -> CheckpointTable:
+def _table(session: SessionRecords) -> CheckpointTable:
     if not isinstance(session.checkpoints, CheckpointTable):
         session.checkpoints = CheckpointTable(session.checkpoints.items())
     return session.checkpoints
 
 
-def page(session: SessionData, where: CheckpointRange) -> list[Checkpoint]:
+def page(session: SessionRecords, where: CheckpointRange) -> list[Checkpoint]:
     """The checkpoints of ``where``, greatest id first (copies)."""
     table = _table(session)
     ids = table.ids
@@ -87,13 +86,3 @@ def page(session: SessionData, where: CheckpointRange) -> list[Checkpoint]:
     high = len(ids) if where.high is None else bisect_left(ids, where.high)
     chosen = ids[max(low, high - where.limit) : high]
     return [table[cid].model_copy(deep=True) for cid in reversed(chosen)]
-
-
-def delete(session: SessionData, checkpoint_ids: list[str]) -> int:
-    """Delete the named checkpoints; how many there were."""
-    table = _table(session)
-    gone = 0
-    for cid in checkpoint_ids:
-        if table.pop(cid, None) is not None:
-            gone += 1
-    return gone

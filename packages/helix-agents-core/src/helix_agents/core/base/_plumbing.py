@@ -1,0 +1,154 @@
+"""What every method of :class:`StoreBase` stands on: the open check, reads, and the
+plan-and-apply loop of a write (docs/architecture.md, "One engine")."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Self, TypeVar
+
+import pydantic
+
+from ..clock import check_clock, utcnow
+from ..errors import ConcurrencyConflictError, StoreUnavailableError, session_not_found
+from ..inputs import check_id, check_input
+from ..limits import check_max_messages
+from ..messages import ChatMessage, ContextMessage, Message, parse_message, parse_message_json
+from ..models import SessionInfo
+from ..rules import next_activity
+from ..seam import Changes, Engine, Refused, Snapshot, StoredRow, Want
+
+__all__ = ["MAX_REPLANS", "Plumbing", "info", "row_message"]
+
+MAX_REPLANS = 64
+"""How often a write is planned again after other writers moved the session first."""
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+_NOTHING = Want()
+_metadata: pydantic.TypeAdapter[dict[str, pydantic.JsonValue]] = pydantic.TypeAdapter(
+    dict[str, pydantic.JsonValue]
+)
+
+Plan = Callable[[Snapshot], tuple[Changes | None, _R]]
+"""A write's rules: from a snapshot, the changes to apply (``None``: none) and the answer."""
+
+
+def row_message(row: StoredRow) -> Message:
+    """A row as an engine returns it (a message, its JSON text or its JSON object), parsed."""
+    if isinstance(row, str):
+        return parse_message_json(row)
+    if isinstance(row, (ChatMessage, ContextMessage)):
+        return row
+    return parse_message(row if isinstance(row, dict) else dict(row))
+
+
+class Plumbing:
+    """The store's engine, options and state; the helpers the public methods share."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        max_messages: int | None = None,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        if max_messages is not None:
+            check_max_messages(max_messages)
+        self.engine = engine
+        self.max_messages = max_messages
+        self._clock = check_clock(clock)
+        self._state = "new"
+
+    async def __aenter__(self) -> Self:
+        self._check_open(entering=True)
+        if self._state == "new":
+            await self.engine.open()
+            self._state = "open"
+        return self
+
+    async def close(self) -> None:
+        """Close the store; every later call raises :class:`StoreUnavailableError`."""
+        if self._state != "closed":
+            self._state = "closed"
+            await self.engine.close()
+
+    async def migrate(self) -> None:
+        """Bring the backend's schema up to date (a no-op where there is none)."""
+        self._check_open(entering=True)
+        await self.engine.migrate()
+
+    def _check_open(self, *, entering: bool = False) -> None:
+        """Refuse a closed store, and one not opened yet if its engine needs opening (INP-5,
+        INP-7), before any argument is looked at."""
+        if self._state == "closed":
+            raise StoreUnavailableError(f"the {self.engine.system} store is closed")
+        if self._state == "new" and self.engine.needs_open and not entering:
+            raise StoreUnavailableError(
+                f"the {self.engine.system} store is not open: use 'async with'"
+            )
+
+    async def _snapshot(self, session_id: str, want: Want = _NOTHING) -> Snapshot:
+        """The open check, the id, then the session read with ``want``; missing: refused."""
+        self._check_open()
+        check_id(session_id, "session_id")
+        snap = await self.engine.snapshot(session_id, want)
+        if snap is None:
+            raise session_not_found(session_id)
+        return snap
+
+    async def _require(self, session_id: str) -> None:
+        await self._snapshot(session_id)
+
+    async def _checked(self, session_id: str, check: Callable[[], _T]) -> _T:
+        """``check()`` on an open store after the session id; if it refuses, a missing
+        session is reported first (the order of checks, docs/commit.md)."""
+        self._check_open()
+        return await check_input(session_id, check, self._require)
+
+    async def _write(self, session_id: str, want: Want, plan: Plan[_R]) -> _R:
+        """Plan from a snapshot and apply; when the session moved first, plan again from
+        the snapshot the refusal carries."""
+        snap = await self._snapshot(session_id, want)
+        for _ in range(MAX_REPLANS):
+            changes, answer = plan(snap)
+            if changes is None:
+                return answer
+            refused = await self.engine.apply(session_id, snap.version, changes, want)
+            if refused is None:
+                return answer
+            snap = _current(session_id, refused)
+        raise ConcurrencyConflictError(
+            f"session {session_id!r}: other writers moved it {MAX_REPLANS} times in a row",
+            session_id=session_id,
+        )
+
+    def _activity(self, snap: Snapshot) -> datetime:
+        """The activity time of a write on ``snap`` (SES-7)."""
+        return next_activity(snap.last_activity_at, self._clock())
+
+    def _drop_below(self, first_index: int, message_count: int) -> int | None:
+        """Where retention cuts after a write leaves ``message_count`` rows (MSG-5)."""
+        limit = self.max_messages
+        if limit is None or message_count - first_index <= limit:
+            return None
+        return message_count - limit
+
+
+def _current(session_id: str, refused: Refused) -> Snapshot:
+    if refused.snapshot is None:
+        raise session_not_found(session_id)
+    return refused.snapshot
+
+
+def info(snap: Snapshot) -> SessionInfo:
+    """The :class:`SessionInfo` of a snapshot."""
+    return SessionInfo(
+        id=snap.session_id,
+        user_id=snap.user_id,
+        created_at=snap.created_at,
+        last_activity_at=snap.last_activity_at,
+        message_count=snap.message_count,
+        current_run=snap.current_run,
+        metadata=_metadata.validate_python(snap.metadata),
+    )

@@ -1,0 +1,144 @@
+"""Sessions, scoped state and runs, once for every engine."""
+
+from __future__ import annotations
+
+import copy
+
+from ..cursors import decode_sessions_cursor, encode_sessions_cursor
+from ..errors import SessionExistsError, session_not_found
+from ..inputs import check_id
+from ..limits import check_listing_first
+from ..messages import JsonObject
+from ..models import RunStatus, Scope, SessionInfo, SessionsPage
+from ..rules import (
+    assert_fence,
+    check_finish_status,
+    check_limit,
+    check_new_session,
+    new_session_id,
+)
+from ..scoped import check_scope
+from ..seam import Changes, NewSession, Snapshot, Want
+from ._plumbing import Plumbing, info
+
+__all__ = ["SessionMethods"]
+
+_SCOPED = Want(session_scoped=True)
+
+
+class SessionMethods(Plumbing):
+    """Create, read, delete, clear and clone sessions; list a user's; scoped state; runs."""
+
+    async def create_session(
+        self,
+        session_id: str | None = None,
+        *,
+        user_id: str | None = None,
+        metadata: JsonObject | None = None,
+    ) -> SessionInfo:
+        """Create a session; mint a unique id when none is given."""
+        self._check_open()
+        sid, meta = check_new_session(session_id, user_id, metadata)
+        now = self._clock()
+        if await self.engine.create(NewSession(sid, user_id, now, meta)) != "created":
+            raise SessionExistsError(f"session {sid!r} exists", session_id=sid)
+        return SessionInfo(
+            id=sid,
+            user_id=user_id,
+            created_at=now,
+            last_activity_at=now,
+            message_count=0,
+            metadata=copy.deepcopy(meta),
+        )
+
+    async def get_session(self, session_id: str) -> SessionInfo | None:
+        """The session, or ``None``."""
+        self._check_open()
+        check_id(session_id, "session_id")
+        snap = await self.engine.snapshot(session_id, Want())
+        return None if snap is None else info(snap)
+
+    async def delete_session(self, session_id: str) -> bool:
+        """Delete the session and everything it holds."""
+        self._check_open()
+        check_id(session_id, "session_id")
+        return await self.engine.delete(session_id)
+
+    async def clear_session(self, session_id: str) -> None:
+        """Drop rows and queues; keep the session, its user and metadata; cancel a live run."""
+
+        def plan(snap: Snapshot) -> tuple[Changes, None]:
+            now = self._clock()
+            run = snap.current_run
+            if run is not None and run.status == "live":
+                run = run.model_copy(update={"status": "cancelled", "ended_at": now})
+            return Changes(activity=self._activity(snap), clear=True, run=run), None
+
+        await self._write(session_id, Want(), plan)
+
+    async def clone_session(
+        self, source_id: str, target_id: str | None = None, *, up_to: int | None = None
+    ) -> SessionInfo:
+        """Copy rows ``[0, up_to)`` and the checkpoints in range into a new session."""
+        snap = await self._snapshot(source_id)
+        while True:
+            end = snap.message_count if up_to is None else up_to
+            check_limit(source_id, "up_to", end, snap.first_index, snap.message_count)
+            target = new_session_id(target_id, "target_id")
+            now = self._clock()
+            meta = copy.deepcopy(snap.metadata)
+            new = NewSession(target, snap.user_id, now, meta, (source_id, snap.version, end))
+            outcome = await self.engine.create(new)
+            if outcome == "created":
+                return SessionInfo(
+                    id=target,
+                    user_id=snap.user_id,
+                    created_at=now,
+                    last_activity_at=now,
+                    message_count=end,
+                    metadata=copy.deepcopy(meta),
+                )
+            if outcome == "exists":
+                raise SessionExistsError(f"session {target!r} exists", session_id=target)
+            if outcome.snapshot is None:
+                raise session_not_found(source_id)
+            snap = outcome.snapshot
+
+    async def list_sessions(
+        self, user_id: str, *, first: int = 20, cursor: str | None = None
+    ) -> SessionsPage:
+        """A user's sessions, most recent activity first, ties by id."""
+        self._check_open()
+        check_id(user_id, "user_id")
+        check_listing_first(first)
+        after = None if cursor is None else decode_sessions_cursor(user_id, cursor)
+        page = list(await self.engine.list_sessions(user_id, after, first + 1))
+        next_cursor = None
+        if len(page) > first:
+            del page[first:]
+            last = page[-1]
+            next_cursor = encode_sessions_cursor(user_id, last.last_activity_at, last.id)
+        return SessionsPage(sessions=tuple(page), next_cursor=next_cursor)
+
+    async def get_scoped_state(self, scope: Scope, owner: str) -> JsonObject:
+        """The ``(scope, owner)`` map (``{}`` if never written); a ``session`` owner must exist."""
+        self._check_open()
+        check_scope(None, scope, owner)
+        if scope == "session":
+            return dict((await self._snapshot(owner, _SCOPED)).session_scoped)
+        return await self.engine.scoped_state(scope, owner)
+
+    async def finish_run(self, session_id: str, run_id: str, status: RunStatus) -> None:
+        """End the current live run with ``status``."""
+
+        def plan(snap: Snapshot) -> tuple[Changes, None]:
+            check_id(run_id, "run_id", session_id=session_id)
+            check_finish_status(session_id, status)
+            assert_fence(session_id, run_id, snap.current_run)
+            assert snap.current_run is not None
+            ended = snap.current_run.model_copy(
+                update={"status": status, "ended_at": self._clock()}
+            )
+            return Changes(activity=self._activity(snap), run=ended), None
+
+        await self._write(session_id, Want(), plan)

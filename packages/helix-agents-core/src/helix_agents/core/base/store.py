@@ -1,0 +1,23 @@
+"""``StoreBase``: both protocols written once over an :class:`~helix_agents.core.seam.Engine`."""
+
+from __future__ import annotations
+
+from ..handles import SessionHandles
+from ..lifecycle import ClosesOnExit
+from ._context import ContextMethods
+from ._records import RecordMethods
+from ._rows import RowMethods
+from ._sessions import SessionMethods
+
+__all__ = ["StoreBase"]
+
+
+class StoreBase(
+    SessionMethods, RowMethods, RecordMethods, ContextMethods, SessionHandles, ClosesOnExit
+):
+    """Every public method of ``SessionStateStore`` and ``ContextStore``: the open check,
+    the order of checks, the rules and the answers, over the engine's primitives.
+
+    ``StoreBase(engine, max_messages=None, clock=utcnow)``; ``async with`` opens
+    the engine, ``close()`` closes it. See docs/backends/writing.md.
+    """

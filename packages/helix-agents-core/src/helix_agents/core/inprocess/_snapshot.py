@@ -1,0 +1,109 @@
+"""Reads of an in-process engine: a snapshot, a clone's copy, a listing summary."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+
+from ..models import Checkpoint, SessionSummary
+from ..seam import Snapshot, Want
+from . import _checkpoints
+from ._records import SessionRecords
+
+__all__ = ["copy_prefix", "snapshot_of", "summary_of"]
+
+
+def snapshot_of(s: SessionRecords, want: Want) -> Snapshot:
+    """The head of ``s`` and what ``want`` names, as copies (rows are never changed in
+    place, so they are shared)."""
+    ctx = s.context
+    first, count = s.first_index, s.message_count
+    start = ctx.compactions[-1][0] if ctx.compactions else 0
+    rows_from, hi = first, first
+    if want.window:
+        rows_from, hi = max(start, first), count
+    elif want.rows is not None:
+        rows_from, hi = want.rows.clip(first, count)
+    checkpoints: Sequence[Checkpoint] = ()
+    if want.checkpoints == "all":
+        checkpoints = [cp.model_copy(deep=True) for cp in s.checkpoints.values()]
+    elif want.checkpoints is not None:
+        checkpoints = _checkpoints.page(s, want.checkpoints)
+    output = None
+    if want.output_id is not None and want.output_id in ctx.outputs:
+        ref, text = ctx.outputs[want.output_id]
+        output = (ref, text if want.output_text else "")
+    keyed = None
+    if want.output_key is not None and want.output_key in ctx.keys:
+        keyed = ctx.outputs[ctx.keys[want.output_key]][0]
+    queue = s.items if want.queued == "context" else s.late
+    return Snapshot(
+        session_id=s.id,
+        version=s.version,
+        user_id=s.user_id,
+        created_at=s.created_at,
+        last_activity_at=s.last_activity_at,
+        metadata=copy.deepcopy(s.metadata),
+        message_count=count,
+        first_index=first,
+        ui_count=s.ui_count,
+        current_run=s.current_run,
+        window_start=start,
+        compactions=len(ctx.compactions),
+        preserved=ctx.preserved,
+        replay=None if want.commit_id is None else s.commits.get(want.commit_id),
+        run_id_used=want.run_id is not None and want.run_id in s.run_ids,
+        queue_state={
+            name: {k: table[k][1] for k in keys if k in table}
+            for name, keys in want.queue_keys.items()
+            for table in [s.items if name == "context" else s.late]
+        },
+        approval_state={
+            aid: "pending" if aid in s.approvals else "resolved"
+            for aid in want.approval_ids
+            if aid in s.approvals or aid in s.resolved
+        },
+        named_checkpoints={
+            cid: s.checkpoints[cid].model_copy(deep=True)
+            for cid in want.checkpoint_ids
+            if cid in s.checkpoints
+        },
+        keyed_output=keyed,
+        output=output,
+        rows_from=rows_from,
+        rows=s.rows[rows_from - first : hi - first],
+        queued=()
+        if want.queued is None
+        else [r.model_copy(deep=True) for r, index in queue.values() if index is None],
+        pending=[a.model_copy(deep=True) for a in s.approvals.values()] if want.pending else (),
+        checkpoints=checkpoints,
+        summary=ctx.compactions[-1][1] if want.window and ctx.compactions else None,
+        archive=list(ctx.archive) if want.archive else (),
+        session_scoped=copy.deepcopy(s.scoped) if want.session_scoped else {},
+    )
+
+
+def copy_prefix(source: SessionRecords, clone: SessionRecords, end: int) -> None:
+    """Give ``clone`` the rows of ``source`` below ``end`` and the checkpoints in range;
+    nothing else of a session is cloned (CI-9, LA-9)."""
+    cut = end - source.first_index
+    clone.rows = [dict(row) for row in source.rows[:cut]]
+    clone.context_flags = source.context_flags[:cut]
+    clone.first_index = source.first_index
+    clone.ui_count = source.ui_count - sum(not flag for flag in source.context_flags[cut:])
+    clone.checkpoints = {
+        cid: cp.model_copy(deep=True)
+        for cid, cp in source.checkpoints.items()
+        if cp.message_count <= end
+    }
+
+
+def summary_of(s: SessionRecords) -> SessionSummary:
+    """The listing's line for ``s``."""
+    return SessionSummary(
+        id=s.id,
+        created_at=s.created_at,
+        last_activity_at=s.last_activity_at,
+        message_count=s.message_count,
+        pending_approvals=len(s.approvals),
+    )

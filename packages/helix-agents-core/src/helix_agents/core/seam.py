@@ -1,0 +1,225 @@
+"""The engine seam: the few primitives a backend implements under :class:`StoreBase`.
+
+Core owns every public method and every rule (docs/architecture.md, "One
+engine"). A backend is an :class:`Engine`: it reads a session as a
+:class:`Snapshot` (the head, plus what a :class:`Want` names) and applies a
+:class:`Changes` plan atomically, only if the session is still at the version
+the plan was built on; otherwise it refuses with the current snapshot and core
+plans again. The meaning of every field is in docs/backends/writing.md.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from .checkpoint_pages import CheckpointRange
+from .context.models import OutputRef
+from .messages import ContextMessage, JsonObject, Message
+from .models import (
+    Checkpoint,
+    CommitResult,
+    LateAnswer,
+    PendingApproval,
+    RunInfo,
+    SessionSummary,
+    StoredContextItem,
+)
+
+__all__ = [
+    "Changes",
+    "Engine",
+    "NewSession",
+    "Queue",
+    "Refused",
+    "RowSpan",
+    "Snapshot",
+    "StoredRow",
+    "Want",
+]
+
+StoredRow = Message | str | Mapping[str, Any]
+"""A row as an engine returns it: a message, its JSON text (``dump_message_json``) or its
+JSON object (``dump_message``); core parses it."""
+
+Queue = Literal["context", "late"]
+"""A session's two queues: context items (by key) and late answers (by call id)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RowSpan:
+    """Rows ``[lo, hi)`` by absolute index (``hi=None``: to the end), clipped to the rows
+    the session keeps; of those, the first ``limit`` (the last, if ``last``)."""
+
+    lo: int
+    hi: int | None = None
+    limit: int | None = None
+    last: bool = False
+
+    def clip(self, first_index: int, message_count: int) -> tuple[int, int]:
+        """The ``[lo, hi)`` this span selects in rows ``first_index..message_count-1``."""
+        lo = max(self.lo, first_index)
+        hi = message_count if self.hi is None else min(self.hi, message_count)
+        if self.limit is not None and hi - lo > self.limit:
+            lo, hi = (hi - self.limit, hi) if self.last else (lo, lo + self.limit)
+        return lo, max(lo, hi)
+
+
+@dataclass(frozen=True, slots=True)
+class Want:
+    """What a read returns besides the session's head. Keyed lookups answer for the
+    keys named only; the rest are whole reads, off unless asked for."""
+
+    commit_id: str | None = None
+    run_id: str | None = None
+    queue_keys: Mapping[Queue, Sequence[str]] = field(default_factory=dict)
+    approval_ids: Sequence[str] = ()
+    checkpoint_ids: Sequence[str] = ()
+    output_key: str | None = None
+    output_id: str | None = None
+    output_text: bool = False
+    rows: RowSpan | None = None
+    queued: Queue | None = None
+    pending: bool = False
+    checkpoints: CheckpointRange | Literal["all"] | None = None
+    window: bool = False
+    archive: bool = False
+    session_scoped: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """A session at one ``version``: its head, and the answers to a :class:`Want`."""
+
+    session_id: str
+    version: int
+    user_id: str | None
+    created_at: datetime
+    last_activity_at: datetime
+    metadata: JsonObject
+    message_count: int
+    first_index: int
+    ui_count: int
+    current_run: RunInfo | None
+    window_start: int = 0
+    compactions: int = 0
+    preserved: bool = False
+    # Keyed lookups
+    replay: CommitResult | None = None
+    run_id_used: bool = False
+    queue_state: Mapping[Queue, Mapping[str, int | None]] = field(default_factory=dict)
+    approval_state: Mapping[str, Literal["pending", "resolved"]] = field(default_factory=dict)
+    named_checkpoints: Mapping[str, Checkpoint] = field(default_factory=dict)
+    keyed_output: OutputRef | None = None
+    output: tuple[OutputRef, str] | None = None
+    # Whole reads
+    rows_from: int = 0
+    rows: Sequence[StoredRow] = ()
+    queued: Sequence[StoredContextItem | LateAnswer] = ()
+    pending: Sequence[PendingApproval] = ()
+    checkpoints: Sequence[Checkpoint] = ()
+    summary: ContextMessage | None = None
+    archive: Sequence[tuple[int, StoredRow]] = ()
+    session_scoped: JsonObject = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Changes:
+    """One atomic write, applied in field order; core built it from a snapshot."""
+
+    activity: datetime
+    clear: bool = False
+    cut_to: int | None = None
+    run: RunInfo | None = None
+    rows: Sequence[Message] = ()
+    deliveries: Sequence[tuple[Queue, str, int]] = ()
+    enqueue: StoredContextItem | LateAnswer | None = None
+    scoped: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
+    commit: tuple[str, CommitResult] | None = None
+    drop_below: int | None = None
+    archive: bool = False
+    approvals: Sequence[PendingApproval] = ()
+    resolve: str | None = None
+    checkpoint: Checkpoint | None = None
+    delete_checkpoints: Sequence[str] = ()
+    output: tuple[OutputRef, str] | None = None
+    compaction: tuple[int, ContextMessage] | None = None
+    preserve: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """A write that did not apply: the session moved (its current snapshot, read with the
+    same :class:`Want`) or is gone (``None``)."""
+
+    snapshot: Snapshot | None
+
+
+@dataclass(frozen=True, slots=True)
+class NewSession:
+    """A session to create; ``clone_of`` names a source, its version and the row count
+    to copy (rows and checkpoints up to it; nothing else)."""
+
+    session_id: str
+    user_id: str | None
+    created_at: datetime
+    metadata: JsonObject
+    clone_of: tuple[str, int, int] | None = None
+
+
+class Engine(ABC):
+    """A backend's storage under :class:`~helix_agents.core.backend.StoreBase`.
+
+    ``system`` and ``namespace`` name where it stores (tracing's
+    ``db.system.name``, ``db.namespace``); ``needs_open`` says whether calls
+    before ``open`` are refused (INP-7).
+    """
+
+    system: str = "helix.custom"
+    namespace: str | None = None
+    needs_open: bool = False
+
+    async def open(self) -> None:
+        """Connect (and check the schema); called by ``async with`` on the store."""
+        return None
+
+    async def close(self) -> None:
+        """Release what ``open`` took; the store refuses every call afterwards."""
+        return None
+
+    async def migrate(self) -> None:
+        """Bring the schema up to date; an engine without one has nothing to do."""
+        return None
+
+    @abstractmethod
+    async def snapshot(self, session_id: str, want: Want) -> Snapshot | None:
+        """The session with what ``want`` asks, read at one version; ``None`` if it is gone."""
+
+    @abstractmethod
+    async def apply(
+        self, session_id: str, version: int, changes: Changes, want: Want
+    ) -> Refused | None:
+        """Apply ``changes`` atomically if the session is at ``version``, bumping it;
+        otherwise write nothing and return :class:`Refused`."""
+
+    @abstractmethod
+    async def create(self, new: NewSession) -> Literal["created", "exists"] | Refused:
+        """Insert the session unless its id exists; a clone whose source moved is refused."""
+
+    @abstractmethod
+    async def delete(self, session_id: str) -> bool:
+        """Remove the session and everything it holds; whether it existed."""
+
+    @abstractmethod
+    async def list_sessions(
+        self, user_id: str, after: tuple[datetime, str] | None, limit: int
+    ) -> Sequence[SessionSummary]:
+        """Up to ``limit`` of the user's sessions after ``after``: newest activity first,
+        ties by id."""
+
+    @abstractmethod
+    async def scoped_state(self, scope: str, owner: str) -> JsonObject:
+        """The app or user map of scoped state, ``{}`` if never written."""

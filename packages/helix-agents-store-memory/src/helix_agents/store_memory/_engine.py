@@ -1,0 +1,124 @@
+"""``MemoryEngine``: the engine seam on a :class:`MemoryData` in this process."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any, Literal
+
+from helix_agents.core import JsonObject, SessionSummary
+from helix_agents.core.backend import (
+    Changes,
+    Engine,
+    NewSession,
+    Refused,
+    Snapshot,
+    Want,
+    apply_changes,
+    copy_prefix,
+    snapshot_of,
+    summary_of,
+)
+
+from ._state import MemoryData, SessionData
+
+__all__ = ["MemoryEngine"]
+
+
+class MemoryEngine(Engine):
+    """Sessions in a :class:`MemoryData`; each session's lock is held for one read or
+    write, so sessions never wait on each other."""
+
+    system = "helix.memory"
+
+    def __init__(self, data: MemoryData, namespace: str | None = None) -> None:
+        self.data = data
+        self.namespace = namespace
+
+    def _live(self, session_id: str) -> SessionData | None:
+        return self.data.sessions.get(session_id)
+
+    async def snapshot(self, session_id: str, want: Want) -> Snapshot | None:
+        """The session, read under its lock."""
+        session = self._live(session_id)
+        if session is None:
+            return None
+        with session.lock:
+            return None if session.deleted else snapshot_of(session, want)
+
+    async def apply(
+        self, session_id: str, version: int, changes: Changes, want: Want
+    ) -> Refused | None:
+        """Apply under the session's lock if it is still at ``version``."""
+        session = self._live(session_id)
+        if session is None:
+            return Refused(None)
+        with session.lock:
+            if session.deleted:
+                return Refused(None)
+            if session.version != version:
+                return Refused(snapshot_of(session, want))
+            old = session.last_activity_at
+            apply_changes(session, changes, self._merge_shared)
+            self.data.listing.move(session.user_id, old, session.last_activity_at, session.id)
+        return None
+
+    def _merge_shared(self, key: tuple[str, str], values: Mapping[str, Any]) -> None:
+        with self.data.scoped_lock:
+            self.data.scoped.setdefault(key, {}).update(values)
+
+    async def create(self, new: NewSession) -> Literal["created", "exists"] | Refused:
+        """Insert a new session, or a clone of a source still at the version read."""
+        fresh = SessionData(
+            new.session_id, new.user_id, new.created_at, new.created_at, new.metadata
+        )
+        if new.clone_of is not None:
+            source_id, version, end = new.clone_of
+            source = self._live(source_id)
+            if source is None:
+                return Refused(None)
+            with source.lock:
+                if source.deleted:
+                    return Refused(None)
+                if source.version != version:
+                    return Refused(snapshot_of(source, Want()))
+                copy_prefix(source, fresh, end)
+        # A deleted session leaves the map under its lock, so anything found here is live;
+        # holding the new one's lock keeps writers out until it is listed.
+        with fresh.lock:
+            if self.data.sessions.setdefault(fresh.id, fresh) is not fresh:
+                return "exists"
+            self.data.listing.add(fresh.user_id, fresh.last_activity_at, fresh.id)
+        return "created"
+
+    async def delete(self, session_id: str) -> bool:
+        """Mark the session deleted; drop it from the map and the listing."""
+        session = self._live(session_id)
+        if session is None:
+            return False
+        with session.lock:
+            if session.deleted:
+                return False
+            session.deleted = True
+            self.data.sessions.pop(session_id, None)
+            self.data.listing.remove(session.user_id, session.last_activity_at, session_id)
+            return True
+
+    async def list_sessions(
+        self, user_id: str, after: tuple[datetime, str] | None, limit: int
+    ) -> Sequence[SessionSummary]:
+        """A page of the listing index, skipping sessions deleted meanwhile."""
+        page: list[SessionSummary] = []
+        for session_id in self.data.listing.page(user_id, after, limit):
+            session = self._live(session_id)
+            if session is not None:
+                with session.lock:
+                    if not session.deleted:
+                        page.append(summary_of(session))
+        return page
+
+    async def scoped_state(self, scope: str, owner: str) -> JsonObject:
+        """A copy of the app or user map."""
+        with self.data.scoped_lock:
+            return copy.deepcopy(self.data.scoped.get((scope, owner), {}))
