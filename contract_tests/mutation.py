@@ -45,7 +45,9 @@ ROOT = Path(__file__).resolve().parents[1]
 TARGETS = (
     "packages/helix-agents-store-memory/src/helix_agents/store_memory",
     "packages/helix-agents-core/src/helix_agents/core/rules.py",
-    "packages/helix-agents-core/src/helix_agents/core/inprocess.py",
+    "packages/helix-agents-core/src/helix_agents/core/inprocess",
+    "packages/helix-agents-core/src/helix_agents/core/base",
+    "packages/helix-agents-core/src/helix_agents/core/seam.py",
     "packages/helix-agents-core/src/helix_agents/core/edits.py",
     "packages/helix-agents-core/src/helix_agents/core/context/reads.py",
     "packages/helix-agents-core/src/helix_agents/core/lifecycle.py",

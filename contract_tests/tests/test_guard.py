@@ -11,7 +11,7 @@ from helix_agents.contract._base import rule_tests
 def test_every_spec_rule_id_has_a_test() -> None:
     groups = {
         "CI": 10,
-        "EMC": 4,
+        "EMC": 5,
         "LA": 10,
         "SES": 8,
         "IDEM": 3,

@@ -46,7 +46,7 @@ def test_a_surviving_mutant_fails_the_run() -> None:
     [mutant, *_] = [
         m
         for m in mutation.mutants()
-        if m.path.endswith("_checkpoint_pages.py") and m.line == "if key not in self:"
+        if m.path.endswith("inprocess/_checkpoints.py") and m.line == "if key not in self:"
     ]
     done = _run("--keys", mutant.key, "--pytest", f"{mutation.TESTS} -k CKP_4")
     assert done.returncode == 1, done.stdout + done.stderr

@@ -71,7 +71,7 @@ class JsonDocumentEngine(Engine):
 
     async def apply(
         self, session_id: str, version: int, changes: Changes, want: Want
-    ) -> Refused | None:
+    ) -> Refused | Snapshot:
         """Apply the changes if the document is still at ``version``."""
         records = self._load(session_id)
         if records is None:
@@ -80,7 +80,7 @@ class JsonDocumentEngine(Engine):
             return Refused(snapshot_of(records, want))
         apply_changes(records, changes, self._merge_shared)
         self._save(records)
-        return None
+        return snapshot_of(records, Want())
 
     def _merge_shared(self, key: tuple[str, str], values: Mapping[str, Any]) -> None:
         name = json.dumps(key)
@@ -91,7 +91,7 @@ class JsonDocumentEngine(Engine):
         if new.session_id in self.documents:
             return "exists"
         fresh = SessionRecords(
-            new.session_id, new.user_id, new.created_at, new.created_at, new.metadata
+            new.session_id, new.user_id, new.created_at, new.created_at, new.metadata, new.version
         )
         if new.clone_of is not None:
             source_id, version, end = new.clone_of

@@ -279,6 +279,8 @@ class ArgumentRules:
             except ValidationError as exc:
                 if exc.code != "validation_error" or exc.retryable:
                     wrong.append(f"{name}: {exc.code} retryable={exc.retryable}")
+                if "session_id=" in name and "session_id" not in str(exc):
+                    wrong.append(f"{name}: the message does not name session_id: {exc}")
             except BaseException as exc:
                 wrong.append(f"{name}: {type(exc).__module__}.{type(exc).__name__}: {exc!s:.80}")
             else:

@@ -9,6 +9,7 @@ import pytest
 
 from helix_agents.core import (
     MessageCountConflictError,
+    SessionNotFoundError,
     SessionStateStore,
     deliver_late_answer_notices,
     is_message_count_conflict,
@@ -36,7 +37,7 @@ class _MovesLogOnRead:
 
 
 class CommitRules:
-    """EMC-1..EMC-4 and IDEM-1..IDEM-3."""
+    """EMC-1..EMC-5 and IDEM-1..IDEM-3."""
 
     @rule("EMC-1")
     async def test_EMC_1_stale_expected_count_refused(self, store: SessionStateStore) -> None:
@@ -79,6 +80,35 @@ class CommitRules:
                 assert all(is_message_count_conflict(e) for e in refused), outcomes
                 assert await b.get_message_count(sid) == count + 2
                 assert len(await a.get_messages(sid)) == count + 2
+
+    @rule("EMC-5", requires="shared_instances")
+    async def test_EMC_5_no_write_lands_on_a_view_another_instance_moved(
+        self, store_factory: StoreFactory
+    ) -> None:
+        async with store_factory() as a, store_factory() as b:
+            sid = (await a.create_session("emc-5")).id
+            await a.append_messages(sid, commit(user(), user(), expect_message_count=0))
+            await b.append_messages(sid, commit(user(), expect_message_count=2))
+            with pytest.raises(MessageCountConflictError):
+                await a.append_messages(sid, commit(user(), expect_message_count=2))
+            await a.append_messages(sid, commit(user("a"), expect_message_count=3))
+            await b.truncate_messages(sid, 1)
+            await a.append_messages(sid, commit(user("after cut"), expect_message_count=1))
+            assert [m.content for m in await b.get_messages(sid)][-1] == "after cut"
+            # The same id, deleted and created again, is another session: a view of the
+            # first (two rows) never passes for the second, which has none.
+            await a.append_messages(sid, commit(user(), expect_message_count=2))
+            assert await b.delete_session(sid)
+            await b.create_session(sid)
+            await b.append_messages(sid, commit(user(), user(), user(), expect_message_count=0))
+            await b.truncate_messages(sid, 2)
+            await b.append_messages(sid, commit(user(), expect_message_count=2))
+            with pytest.raises(MessageCountConflictError):
+                await a.append_messages(sid, commit(user(), expect_message_count=4))
+            assert await a.get_message_count(sid) == 3
+            await b.delete_session(sid)
+            with pytest.raises(SessionNotFoundError):
+                await a.append_messages(sid, commit(user(), expect_message_count=3))
 
     @rule("EMC-3")
     async def test_EMC_3_run_start_ignores_expected_count(self, store: SessionStateStore) -> None:

@@ -10,6 +10,7 @@ plans again. The meaning of every field is in docs/backends/writing.md.
 
 from __future__ import annotations
 
+import secrets
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +40,8 @@ __all__ = [
     "Snapshot",
     "StoredRow",
     "Want",
+    "first_version",
+    "head_of",
 ]
 
 StoredRow = Message | str | Mapping[str, Any]
@@ -104,9 +107,9 @@ class Snapshot:
     first_index: int
     ui_count: int
     current_run: RunInfo | None
-    window_start: int = 0
-    compactions: int = 0
-    preserved: bool = False
+    window_start: int
+    compactions: int
+    preserved: bool
     # Keyed lookups
     replay: CommitResult | None = None
     run_id_used: bool = False
@@ -124,6 +127,25 @@ class Snapshot:
     summary: ContextMessage | None = None
     archive: Sequence[tuple[int, StoredRow]] = ()
     session_scoped: JsonObject = field(default_factory=dict)
+
+
+def head_of(snap: Snapshot) -> Snapshot:
+    """``snap`` without its answers: what a read with ``Want()`` returns."""
+    return Snapshot(
+        session_id=snap.session_id,
+        version=snap.version,
+        user_id=snap.user_id,
+        created_at=snap.created_at,
+        last_activity_at=snap.last_activity_at,
+        metadata=snap.metadata,
+        message_count=snap.message_count,
+        first_index=snap.first_index,
+        ui_count=snap.ui_count,
+        current_run=snap.current_run,
+        window_start=snap.window_start,
+        compactions=snap.compactions,
+        preserved=snap.preserved,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,14 +182,25 @@ class Refused:
 
 @dataclass(frozen=True, slots=True)
 class NewSession:
-    """A session to create; ``clone_of`` names a source, its version and the row count
-    to copy (rows and checkpoints up to it; nothing else)."""
+    """A session to create at ``version``; ``clone_of`` names a source, its version and
+    the row count to copy (rows and checkpoints up to it; nothing else).
+
+    ``version`` is random (:func:`first_version`), so a version never names two
+    incarnations of one id: a head read before a delete cannot pass the guard of a
+    session created again under the same id.
+    """
 
     session_id: str
     user_id: str | None
     created_at: datetime
     metadata: JsonObject
+    version: int = field(default_factory=lambda: first_version())
     clone_of: tuple[str, int, int] | None = None
+
+
+def first_version() -> int:
+    """A new session's first version: random below ``2**62``, leaving room to count up."""
+    return secrets.randbits(62)
 
 
 class Engine(ABC):
@@ -201,9 +234,10 @@ class Engine(ABC):
     @abstractmethod
     async def apply(
         self, session_id: str, version: int, changes: Changes, want: Want
-    ) -> Refused | None:
-        """Apply ``changes`` atomically if the session is at ``version``, bumping it;
-        otherwise write nothing and return :class:`Refused`."""
+    ) -> Refused | Snapshot:
+        """Apply ``changes`` atomically if the session is at ``version``, bumping it by one,
+        and return its head after the write (a snapshot answering ``Want()``); otherwise
+        write nothing and return :class:`Refused`."""
 
     @abstractmethod
     async def create(self, new: NewSession) -> Literal["created", "exists"] | Refused:

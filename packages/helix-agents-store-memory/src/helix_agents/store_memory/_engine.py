@@ -25,6 +25,8 @@ from ._state import MemoryData, SessionData
 
 __all__ = ["MemoryEngine"]
 
+_HEAD = Want()
+
 
 class MemoryEngine(Engine):
     """Sessions in a :class:`MemoryData`; each session's lock is held for one read or
@@ -49,8 +51,8 @@ class MemoryEngine(Engine):
 
     async def apply(
         self, session_id: str, version: int, changes: Changes, want: Want
-    ) -> Refused | None:
-        """Apply under the session's lock if it is still at ``version``."""
+    ) -> Refused | Snapshot:
+        """Apply under the session's lock if it is still at ``version``; the new head."""
         session = self._live(session_id)
         if session is None:
             return Refused(None)
@@ -62,7 +64,7 @@ class MemoryEngine(Engine):
             old = session.last_activity_at
             apply_changes(session, changes, self._merge_shared)
             self.data.listing.move(session.user_id, old, session.last_activity_at, session.id)
-        return None
+            return snapshot_of(session, _HEAD)
 
     def _merge_shared(self, key: tuple[str, str], values: Mapping[str, Any]) -> None:
         with self.data.scoped_lock:
@@ -71,7 +73,7 @@ class MemoryEngine(Engine):
     async def create(self, new: NewSession) -> Literal["created", "exists"] | Refused:
         """Insert a new session, or a clone of a source still at the version read."""
         fresh = SessionData(
-            new.session_id, new.user_id, new.created_at, new.created_at, new.metadata
+            new.session_id, new.user_id, new.created_at, new.created_at, new.metadata, new.version
         )
         if new.clone_of is not None:
             source_id, version, end = new.clone_of

@@ -3,6 +3,7 @@ plan-and-apply loop of a write (docs/architecture.md, "One engine")."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from datetime import datetime
 from typing import Self, TypeVar
@@ -10,18 +11,26 @@ from typing import Self, TypeVar
 import pydantic
 
 from ..clock import check_clock, utcnow
-from ..errors import ConcurrencyConflictError, StoreUnavailableError, session_not_found
+from ..errors import (
+    ConcurrencyConflictError,
+    StateStoreError,
+    StoreUnavailableError,
+    session_not_found,
+)
 from ..inputs import check_id, check_input
 from ..limits import check_max_messages
 from ..messages import ChatMessage, ContextMessage, Message, parse_message, parse_message_json
 from ..models import SessionInfo
 from ..rules import next_activity
-from ..seam import Changes, Engine, Refused, Snapshot, StoredRow, Want
+from ..seam import Changes, Engine, Refused, Snapshot, StoredRow, Want, head_of
 
-__all__ = ["MAX_REPLANS", "Plumbing", "info", "row_message"]
+__all__ = ["HEADS_KEPT", "MAX_REPLANS", "Plumbing", "info", "row_message"]
 
 MAX_REPLANS = 64
 """How often a write is planned again after other writers moved the session first."""
+
+HEADS_KEPT = 1024
+"""How many sessions' last-seen heads a store keeps to plan head-only writes from."""
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")
@@ -59,6 +68,10 @@ class Plumbing:
         self.max_messages = max_messages
         self._clock = check_clock(clock)
         self._state = "new"
+        # The last head seen of recently used sessions: a write that needs nothing else
+        # is planned from it and sent at once (one round trip); the engine's version guard
+        # refuses it if another writer moved the session meanwhile.
+        self._heads: OrderedDict[str, Snapshot] = OrderedDict()
 
     async def __aenter__(self) -> Self:
         self._check_open(entering=True)
@@ -94,8 +107,20 @@ class Plumbing:
         check_id(session_id, "session_id")
         snap = await self.engine.snapshot(session_id, want)
         if snap is None:
+            self._heads.pop(session_id, None)
             raise session_not_found(session_id)
+        self._keep_head(snap)
         return snap
+
+    def _keep_head(self, snap: Snapshot) -> None:
+        heads = self._heads
+        heads[snap.session_id] = head_of(snap)
+        heads.move_to_end(snap.session_id)
+        if len(heads) > HEADS_KEPT:
+            heads.popitem(last=False)
+
+    def _forget(self, session_id: str) -> None:
+        self._heads.pop(session_id, None)
 
     async def _require(self, session_id: str) -> None:
         await self._snapshot(session_id)
@@ -108,20 +133,57 @@ class Plumbing:
 
     async def _write(self, session_id: str, want: Want, plan: Plan[_R]) -> _R:
         """Plan from a snapshot and apply; when the session moved first, plan again from
-        the snapshot the refusal carries."""
-        snap = await self._snapshot(session_id, want)
+        the snapshot the refusal carries.
+
+        A write that needs only the head starts from the last head seen, without a read.
+        That head may be stale, so it is trusted only when the engine accepts the plan
+        at its version: a plan it refuses, or whose answer needs no write, is planned
+        again from a fresh read.
+        """
+        self._check_open()
+        check_id(session_id, "session_id")
+        snap = self._heads.get(session_id) if want == _NOTHING else None
+        if snap is not None:
+            try:
+                changes, answer = plan(snap)
+            except StateStoreError:
+                changes = None
+            if changes is not None:
+                moved = await self._apply(session_id, snap.version, changes, want)
+                if moved is None:
+                    return answer
+                snap = moved
+            else:
+                snap = None
+        if snap is None:
+            snap = await self._snapshot(session_id, want)
         for _ in range(MAX_REPLANS):
             changes, answer = plan(snap)
             if changes is None:
                 return answer
-            refused = await self.engine.apply(session_id, snap.version, changes, want)
-            if refused is None:
+            moved = await self._apply(session_id, snap.version, changes, want)
+            if moved is None:
                 return answer
-            snap = _current(session_id, refused)
+            snap = moved
         raise ConcurrencyConflictError(
             f"session {session_id!r}: other writers moved it {MAX_REPLANS} times in a row",
             session_id=session_id,
         )
+
+    async def _apply(
+        self, session_id: str, version: int, changes: Changes, want: Want
+    ) -> Snapshot | None:
+        """Apply and keep the new head: ``None``; refused, the current snapshot to plan
+        again from."""
+        done = await self.engine.apply(session_id, version, changes, want)
+        if isinstance(done, Refused):
+            if done.snapshot is None:
+                self._forget(session_id)
+                raise session_not_found(session_id)
+            self._keep_head(done.snapshot)
+            return done.snapshot
+        self._keep_head(done)
+        return None
 
     def _activity(self, snap: Snapshot) -> datetime:
         """The activity time of a write on ``snap`` (SES-7)."""
@@ -133,12 +195,6 @@ class Plumbing:
         if limit is None or message_count - first_index <= limit:
             return None
         return message_count - limit
-
-
-def _current(session_id: str, refused: Refused) -> Snapshot:
-    if refused.snapshot is None:
-        raise session_not_found(session_id)
-    return refused.snapshot
 
 
 def info(snap: Snapshot) -> SessionInfo:

@@ -62,6 +62,7 @@ class SessionMethods(Plumbing):
         """Delete the session and everything it holds."""
         self._check_open()
         check_id(session_id, "session_id")
+        self._forget(session_id)
         return await self.engine.delete(session_id)
 
     async def clear_session(self, session_id: str) -> None:
@@ -87,7 +88,9 @@ class SessionMethods(Plumbing):
             target = new_session_id(target_id, "target_id")
             now = self._clock()
             meta = copy.deepcopy(snap.metadata)
-            new = NewSession(target, snap.user_id, now, meta, (source_id, snap.version, end))
+            new = NewSession(
+                target, snap.user_id, now, meta, clone_of=(source_id, snap.version, end)
+            )
             outcome = await self.engine.create(new)
             if outcome == "created":
                 return SessionInfo(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 
-from ..models import Checkpoint, SessionSummary
+from ..models import Checkpoint, LateAnswer, SessionSummary, StoredContextItem
 from ..seam import Snapshot, Want
 from . import _checkpoints
 from ._records import SessionRecords
@@ -36,7 +36,10 @@ def snapshot_of(s: SessionRecords, want: Want) -> Snapshot:
     keyed = None
     if want.output_key is not None and want.output_key in ctx.keys:
         keyed = ctx.outputs[ctx.keys[want.output_key]][0]
-    queue = s.items if want.queued == "context" else s.late
+    queued: Sequence[StoredContextItem | LateAnswer] = ()
+    if want.queued is not None:
+        queue = {"context": s.items, "late": s.late}[want.queued]
+        queued = [r.model_copy(deep=True) for r, index in queue.values() if index is None]
     return Snapshot(
         session_id=s.id,
         version=s.version,
@@ -72,9 +75,7 @@ def snapshot_of(s: SessionRecords, want: Want) -> Snapshot:
         output=output,
         rows_from=rows_from,
         rows=s.rows[rows_from - first : hi - first],
-        queued=()
-        if want.queued is None
-        else [r.model_copy(deep=True) for r, index in queue.values() if index is None],
+        queued=queued,
         pending=[a.model_copy(deep=True) for a in s.approvals.values()] if want.pending else (),
         checkpoints=checkpoints,
         summary=ctx.compactions[-1][1] if want.window and ctx.compactions else None,
