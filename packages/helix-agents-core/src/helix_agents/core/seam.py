@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from .checkpoint_pages import CheckpointRange
 from .context.models import OutputRef
-from .messages import ContextMessage, JsonObject, Message
+from .messages import ContextMessage, JsonObject, Message, dump_message_json
 from .models import (
     Checkpoint,
     CommitResult,
@@ -42,6 +42,7 @@ __all__ = [
     "Want",
     "first_version",
     "head_of",
+    "rows_json",
 ]
 
 StoredRow = Message | str | Mapping[str, Any]
@@ -157,6 +158,7 @@ class Changes:
     cut_to: int | None = None
     run: RunInfo | None = None
     rows: Sequence[Message] = ()
+    rows_json: Sequence[str] | None = None
     deliveries: Sequence[tuple[Queue, str, int]] = ()
     enqueue: StoredContextItem | LateAnswer | None = None
     scoped: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
@@ -170,6 +172,14 @@ class Changes:
     output: tuple[OutputRef, str] | None = None
     compaction: tuple[int, ContextMessage] | None = None
     preserve: bool = False
+
+
+def rows_json(changes: Changes) -> Sequence[str]:
+    """Each new row's JSON text (``dump_message_json``): the texts core made while checking
+    the rows, when it did, else dumped now."""
+    if changes.rows_json is not None:
+        return changes.rows_json
+    return [dump_message_json(row) for row in changes.rows]
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from ..rules import (
     assert_retained,
     check_commit,
     check_keep,
-    coerce,
+    coerce_commit,
 )
 from ..seam import Changes, Queue, RowSpan, Snapshot, Want
 from ._plumbing import Plumbing, row_message
@@ -30,7 +30,7 @@ class RowMethods(Plumbing):
 
     async def append_messages(self, session_id: str, commit: MessageCommit) -> CommitResult:
         """Append rows with the checks and deliveries of the commit, atomically."""
-        commit = await self._checked(session_id, lambda: coerce(MessageCommit, commit, session_id))
+        commit, texts = await self._checked(session_id, lambda: coerce_commit(commit, session_id))
         start = commit.start_run
         want = Want(
             commit_id=commit.commit_id,
@@ -55,12 +55,20 @@ class RowMethods(Plumbing):
             outcome = check_commit(session_id, commit, state)
             if isinstance(outcome, CommitResult):
                 return None, outcome
-            return self._commit_changes(snap, outcome, commit.commit_id), outcome.result
+            changes = self._commit_changes(snap, outcome, commit.commit_id, texts)
+            return changes, outcome.result
 
         return await self._write(session_id, want, plan)
 
-    def _commit_changes(self, snap: Snapshot, plan: CommitPlan, commit_id: str | None) -> Changes:
-        """The changes of a checked commit (or replace), retention included."""
+    def _commit_changes(
+        self,
+        snap: Snapshot,
+        plan: CommitPlan,
+        commit_id: str | None,
+        texts: list[str] | None = None,
+    ) -> Changes:
+        """The changes of a checked commit (or replace), retention included; ``texts`` are
+        the commit's rows as JSON, when the check made them."""
         if plan.rewind_to is not None:
             assert_retained(snap.session_id, plan.rewind_to, snap.first_index, snap.message_count)
         now = self._clock()
@@ -79,6 +87,7 @@ class RowMethods(Plumbing):
             cut_to=plan.rewind_to,
             run=run,
             rows=plan.rows,
+            rows_json=texts,
             deliveries=deliveries,
             scoped=plan.scoped_state,
             commit=None if commit_id is None else (commit_id, plan.result),

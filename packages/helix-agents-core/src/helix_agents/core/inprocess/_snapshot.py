@@ -38,8 +38,9 @@ def snapshot_of(s: SessionRecords, want: Want) -> Snapshot:
         keyed = ctx.outputs[ctx.keys[want.output_key]][0]
     queued: Sequence[StoredContextItem | LateAnswer] = ()
     if want.queued is not None:
-        queue = {"context": s.items, "late": s.late}[want.queued]
-        queued = [r.model_copy(deep=True) for r, index in queue.values() if index is None]
+        queues: dict[str, dict[str, tuple[StoredContextItem | LateAnswer, int | None]]]
+        queues = {"context": dict(s.items), "late": dict(s.late)}
+        queued = [r.model_copy(deep=True) for r, i in queues[want.queued].values() if i is None]
     return Snapshot(
         session_id=s.id,
         version=s.version,
