@@ -20,7 +20,8 @@ from agents.items import TResponseOutputItem
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
 from agents.tracing import set_tracing_disabled
 
-from helix_agents.core import open_store, session_handle, user_sessions
+from helix_agents.core import open_store, session_handle
+from helix_agents.core.handles import user_sessions
 from helix_agents.openai_agents import ITEM_FIELD, HelixSession
 
 USER = "ada"

@@ -78,9 +78,9 @@ def _instance(cls: type[BaseException]) -> tuple[BaseException, dict[str, Any]]:
 def test_the_walk_finds_the_errors_of_core_context_and_an_adapter() -> None:
     names = set(ERRORS)
     assert {
-        "helix_agents.core.StateStoreError",
-        "helix_agents.core.StoreUnavailableError",
-        "helix_agents.core.context.OutputNotFoundError",
+        "helix_agents.core.errors.StateStoreError",
+        "helix_agents.core.errors.StoreUnavailableError",
+        "helix_agents.core.context.errors.OutputNotFoundError",
         "helix_agents.openai_agents.ItemNotJsonError",
     } <= names, sorted(names)
 

@@ -18,7 +18,6 @@ from hypothesis import Phase, settings
 from helix_agents.contract import SessionStoreContract, run_state_machine
 from helix_agents.contract._base import rule_tests
 from helix_agents.core import (
-    ApprovalResolution,
     Checkpoint,
     CommitResult,
     Message,
@@ -31,10 +30,10 @@ from helix_agents.core import (
     SessionNotFoundError,
     SessionsPage,
     SessionStateStore,
-    SessionSummary,
     StateStoreError,
     StoredContextItem,
 )
+from helix_agents.core.models import ApprovalResolution, SessionSummary
 from helix_agents.store_memory import MemoryData, MemoryStateStore
 
 pytestmark = pytest.mark.anyio

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import pydantic
 
-from helix_agents.core import JsonObject, SessionSummary
+from helix_agents.core import JsonObject
 from helix_agents.core.backend import (
     Changes,
     Engine,
@@ -34,6 +34,7 @@ from helix_agents.core.backend import (
     summary_of,
     utcnow,
 )
+from helix_agents.core.models import SessionSummary
 
 __all__ = ["JsonDocumentEngine", "JsonDocumentStore"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from helix_agents.core import ChatMessage, ContextMessage, Message, dump_message
+from helix_agents.core import ChatMessage, ContextMessage, Message
 from helix_agents.core.context import (
     HistoryQuery,
     compile_pattern,
@@ -13,6 +13,7 @@ from helix_agents.core.context import (
     row_text,
     row_tool_names,
 )
+from helix_agents.core.messages import dump_message
 
 ROWS: list[Message] = [
     ChatMessage(role="user", content="plain text\nsecond line"),

@@ -9,7 +9,6 @@ import pytest
 from helix_agents.core import (
     ChatMessage,
     MessageCountConflictError,
-    RunInfo,
     RunSupersededError,
     ValidationError,
 )
@@ -20,6 +19,7 @@ from helix_agents.core.backend import (
     check_rows,
     pop_keep,
 )
+from helix_agents.core.models import RunInfo
 
 LIVE = RunInfo(run_id="r1", status="live", started_at=datetime(2026, 1, 1, tzinfo=UTC))
 

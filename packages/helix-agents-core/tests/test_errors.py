@@ -6,15 +6,17 @@ import pickle
 
 import pytest
 
-import helix_agents.core as core
+import helix_agents.core.errors as errors
 from helix_agents.core import (
     ConcurrencyConflictError,
-    ContextItemDeliveryConflictError,
     MessageCountConflictError,
     StateStoreError,
     StoreUnavailableError,
-    is_message_count_conflict,
     is_retryable,
+)
+from helix_agents.core.errors import (
+    ContextItemDeliveryConflictError,
+    is_message_count_conflict,
     lookup,
 )
 
@@ -35,12 +37,12 @@ TABLE = [
 
 @pytest.mark.parametrize(("name", "code", "retryable"), TABLE)
 def test_codes_and_retryable(name: str, code: str, retryable: bool) -> None:
-    cls = getattr(core, name)
+    cls = getattr(errors, name)
     err = cls(f"session 's1': {name}", session_id="s1")
     assert isinstance(err, StateStoreError)
     assert (err.code, err.retryable, is_retryable(err)) == (code, retryable, retryable)
     assert isinstance(err, lookup(code))
-    assert cls.__module__ == "helix_agents.core"
+    assert cls.__module__ == "helix_agents.core.errors"
     copy = pickle.loads(pickle.dumps(err))
     assert type(copy) is cls
     assert (str(copy), copy.session_id) == (str(err), "s1")
@@ -58,7 +60,7 @@ def test_extra_fields_survive_pickling() -> None:
     )
     assert (err.expected, err.actual) == (1, 2)
     stale = pickle.loads(
-        pickle.dumps(core.StaleCheckpointError("x", session_id="s", parent_id="p", child_id="c"))
+        pickle.dumps(errors.StaleCheckpointError("x", session_id="s", parent_id="p", child_id="c"))
     )
     assert (stale.parent_id, stale.child_id) == ("p", "c")
     unavailable = pickle.loads(pickle.dumps(StoreUnavailableError("x", may_have_landed=True)))

@@ -10,9 +10,6 @@ from typing import Any
 import pytest
 
 from helix_agents.core import (
-    MAX_CURSOR_CHARS,
-    MAX_ID_BYTES,
-    MAX_JSON_DEPTH,
     ChatMessage,
     Checkpoint,
     ContextItem,
@@ -38,6 +35,7 @@ from helix_agents.core.backend import (
     encode_message_cursor,
     encode_sessions_cursor,
 )
+from helix_agents.core.limits import MAX_CURSOR_CHARS, MAX_ID_BYTES, MAX_JSON_DEPTH
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

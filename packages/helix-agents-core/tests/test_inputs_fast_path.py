@@ -12,9 +12,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helix_agents.core import (
-    MAX_ID_BYTES,
-    MAX_INT_DIGITS,
-    MAX_JSON_DEPTH,
     ChatMessage,
     ContextItemDelivery,
     ContextMessage,
@@ -26,6 +23,7 @@ from helix_agents.core import (
 )
 from helix_agents.core.backend import check_record, coerce, coerce_commit, dump_message_json
 from helix_agents.core.inputs import _check_record, _storable, storable_rows_json
+from helix_agents.core.limits import MAX_ID_BYTES, MAX_INT_DIGITS, MAX_JSON_DEPTH
 from helix_agents.core.messages import _dump_json
 
 # Text that may hold lone surrogates and NUL, which the checks refuse in places.

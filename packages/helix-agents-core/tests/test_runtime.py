@@ -12,11 +12,11 @@ from helix_agents.core import (
     ContextMessage,
     LateAnswer,
     StoredContextItem,
-    context_row_text,
     deliver_context_items,
     deliver_late_answer_notices,
     lower_context_rows,
 )
+from helix_agents.core.runtime import context_row_text
 from helix_agents.store_memory import MemoryStateStore
 
 pytestmark = pytest.mark.anyio

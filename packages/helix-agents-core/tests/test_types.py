@@ -17,11 +17,9 @@ from helix_agents.core import (
     MessageCommit,
     StoredContextItem,
     ValidationError,
-    dump_message,
-    parse_message,
 )
 from helix_agents.core.backend import dump_message_json, parse_message_json
-from helix_agents.core.messages import describe
+from helix_agents.core.messages import describe, dump_message, parse_message
 
 
 @pytest.mark.parametrize(

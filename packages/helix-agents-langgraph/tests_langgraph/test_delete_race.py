@@ -9,7 +9,8 @@ from collections.abc import Awaitable, Callable
 import pytest
 from langchain_core.runnables import RunnableConfig
 
-from helix_agents.core import Checkpoint, SessionStateStore, StaleCheckpointError
+from helix_agents.core import Checkpoint, SessionStateStore
+from helix_agents.core.errors import StaleCheckpointError
 from helix_agents.langgraph import HelixCheckpointSaver
 from helix_agents.langgraph._layout import ALL_CHECKPOINTS, ALL_CLAIMS, checkpoint_key, claim_key
 from helix_agents.store_memory import MemoryStateStore

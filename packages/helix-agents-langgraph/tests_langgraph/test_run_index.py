@@ -8,7 +8,8 @@ import uuid
 import pytest
 from langchain_core.runnables import RunnableConfig
 
-from helix_agents.core import MAX_CHECKPOINT_PAGE, SessionStateStore
+from helix_agents.core import SessionStateStore
+from helix_agents.core.limits import MAX_CHECKPOINT_PAGE
 from helix_agents.langgraph import HelixCheckpointSaver
 from helix_agents.langgraph._runs import RUN_INDEX
 

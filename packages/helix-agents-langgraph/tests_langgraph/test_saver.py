@@ -20,7 +20,8 @@ from langgraph.checkpoint.base.id import uuid6
 from pydantic import JsonValue
 
 from helix_agents.core import Checkpoint as Record
-from helix_agents.core import SessionStateStore, StaleCheckpointError, ValidationError
+from helix_agents.core import SessionStateStore, ValidationError
+from helix_agents.core.errors import StaleCheckpointError
 from helix_agents.langgraph import FORK, HelixCheckpointSaver
 from helix_agents.langgraph._layout import checkpoint_key, claim_key
 from helix_agents.langgraph._runs import RUN_INDEX

@@ -25,8 +25,8 @@ from helix_agents.core import (
     MessageCommit,
     MessageCountConflictError,
     SessionNotFoundError,
-    dump_message,
 )
+from helix_agents.core.messages import dump_message
 from helix_agents.store_postgres import PostgresStateStore
 from helix_agents.store_postgres._sql import Statements
 

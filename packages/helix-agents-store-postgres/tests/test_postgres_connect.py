@@ -21,12 +21,8 @@ import pytest
 from psycopg import sql
 
 from helix_agents.contract.servers import Server, free_port
-from helix_agents.core import (
-    StateStoreError,
-    StoreMisconfiguredError,
-    StoreUnavailableError,
-    open_store,
-)
+from helix_agents.core import StateStoreError, StoreUnavailableError, open_store
+from helix_agents.core.errors import StoreMisconfiguredError
 from helix_agents.store_postgres import PoolSettings, PostgresStateStore
 
 from .no_secrets import assert_not_shown

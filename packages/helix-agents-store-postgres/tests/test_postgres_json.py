@@ -11,8 +11,9 @@ from typing import Any
 import psycopg
 import pytest
 
-from helix_agents.core import ChatMessage, MessageCommit, ValidationError, dump_message
+from helix_agents.core import ChatMessage, MessageCommit, ValidationError
 from helix_agents.core.backend import coerce_commit
+from helix_agents.core.messages import dump_message
 from helix_agents.store_postgres import _json
 
 pytestmark = pytest.mark.anyio

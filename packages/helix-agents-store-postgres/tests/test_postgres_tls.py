@@ -17,7 +17,8 @@ import pytest
 import trustme
 
 from helix_agents.contract.servers import Server, TLSFiles
-from helix_agents.core import StateStoreError, StoreMisconfiguredError, open_store
+from helix_agents.core import StateStoreError, open_store
+from helix_agents.core.errors import StoreMisconfiguredError
 from helix_agents.store_postgres import PostgresStateStore
 
 from .no_secrets import assert_not_shown

@@ -20,11 +20,11 @@ from helix_agents.core import (
     MessageCommit,
     ScopedStateDelta,
     StateStoreError,
-    StoreMisconfiguredError,
     StoreUnavailableError,
     ValidationError,
     open_store,
 )
+from helix_agents.core.errors import StoreMisconfiguredError
 from helix_agents.store_redis import RedisStateStore
 
 pytestmark = pytest.mark.anyio

@@ -16,10 +16,10 @@ from helix_agents.core import (
     ChatMessage,
     MessageCommit,
     StateStoreError,
-    StoreMisconfiguredError,
     StoreUnavailableError,
     open_store,
 )
+from helix_agents.core.errors import StoreMisconfiguredError
 from helix_agents.store_redis import RedisStateStore
 
 pytestmark = pytest.mark.anyio

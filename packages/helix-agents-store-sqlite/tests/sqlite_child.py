@@ -14,12 +14,8 @@ import sys
 import time
 from typing import Any
 
-from helix_agents.core import (
-    ChatMessage,
-    MessageCommit,
-    StateStoreError,
-    is_message_count_conflict,
-)
+from helix_agents.core import ChatMessage, MessageCommit, StateStoreError
+from helix_agents.core.errors import is_message_count_conflict
 from helix_agents.store_sqlite import SQLiteStateStore
 
 

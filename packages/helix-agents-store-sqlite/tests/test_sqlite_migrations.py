@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from helix_agents.core import MigrationError
+from helix_agents.core.errors import MigrationError
 from helix_agents.store_sqlite import SQLiteStateStore, _db
 from helix_agents.store_sqlite._migrations import Migration, shipped_migrations
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from helix_agents.core import MigrationError, ValidationError
+from helix_agents.core import ValidationError
+from helix_agents.core.errors import MigrationError
 from helix_agents.store_sqlite import (
     SQLiteStateStore,
     database_file,

@@ -15,12 +15,12 @@ from helix_agents.core import (
     ChatMessage,
     Message,
     MessageCommit,
-    PageOrder,
     PendingApproval,
     ScopedStateDelta,
     SessionStateStore,
 )
 from helix_agents.core.context import Compaction, ContextStore
+from helix_agents.core.models import PageOrder
 
 from ._helpers import (
     T0,

@@ -24,10 +24,10 @@ from helix_agents.core import (
     Message,
     MessageCommit,
     PendingApproval,
-    RunStatus,
     SessionStateStore,
     StateStoreError,
 )
+from helix_agents.core.models import RunStatus
 
 from ._base import StoreFactory
 from ._coverage import MIN_LANDED_SHARE, StepCounts

@@ -5,14 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from helix_agents.core import (
-    ApprovalNotFoundError,
-    ContextItemDeliveryConflictError,
-    LateAnswerDeliveryConflictError,
     MessageCountConflictError,
     RunSupersededError,
     SessionExistsError,
     SessionNotFoundError,
     ValidationError,
+)
+from helix_agents.core.errors import (
+    ApprovalNotFoundError,
+    ContextItemDeliveryConflictError,
+    LateAnswerDeliveryConflictError,
 )
 
 __all__ = ["ModelSession", "SessionModel"]

@@ -6,12 +6,8 @@ import asyncio
 
 import pytest
 
-from helix_agents.core import (
-    MAX_CHECKPOINT_PAGE,
-    SessionNotFoundError,
-    SessionStateStore,
-    ValidationError,
-)
+from helix_agents.core import SessionNotFoundError, SessionStateStore, ValidationError
+from helix_agents.core.limits import MAX_CHECKPOINT_PAGE
 
 from ._base import StoreFactory, rule
 from ._helpers import checkpoint, commit, snapshot, user

@@ -12,9 +12,9 @@ from helix_agents.core import (
     SessionNotFoundError,
     SessionStateStore,
     deliver_late_answer_notices,
-    is_message_count_conflict,
     is_retryable,
 )
+from helix_agents.core.errors import is_message_count_conflict
 
 from ._base import StoreFactory, rule
 from ._helpers import assistant, checkpoint, commit, late, notice, snapshot, start, user

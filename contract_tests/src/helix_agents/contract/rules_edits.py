@@ -15,8 +15,8 @@ from helix_agents.core import (
     SessionNotFoundError,
     SessionStateStore,
     ValidationError,
-    is_message_count_conflict,
 )
+from helix_agents.core.errors import is_message_count_conflict
 
 from ._base import StoreFactory, rule
 from ._helpers import (

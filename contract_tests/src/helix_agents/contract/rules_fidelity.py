@@ -10,14 +10,11 @@ from typing import Any
 import pytest
 
 from helix_agents.core import (
-    ApprovalNotFoundError,
     ChatMessage,
     Checkpoint,
     ContextItem,
-    ContextItemDeliveryConflictError,
     ContextMessage,
     LateAnswer,
-    LateAnswerDeliveryConflictError,
     Message,
     MessageCountConflictError,
     PendingApproval,
@@ -29,6 +26,11 @@ from helix_agents.core import (
     StoredContextItem,
     ValidationError,
     is_retryable,
+)
+from helix_agents.core.errors import (
+    ApprovalNotFoundError,
+    ContextItemDeliveryConflictError,
+    LateAnswerDeliveryConflictError,
     lookup,
 )
 

@@ -13,8 +13,8 @@ from helix_agents.core import (
     SessionStateStore,
     ValidationError,
     session_handle,
-    user_sessions,
 )
+from helix_agents.core.handles import user_sessions
 
 from ._base import rule
 from ._helpers import approval, assistant, commit, notice, user

@@ -7,14 +7,16 @@ from typing import Any
 import pytest
 
 from helix_agents.core import (
-    ContextItemDeliveryConflictError,
-    LateAnswerDeliveryConflictError,
     MessageCountConflictError,
     RunSupersededError,
     SessionNotFoundError,
     SessionStateStore,
     StateStoreError,
     ValidationError,
+)
+from helix_agents.core.errors import (
+    ContextItemDeliveryConflictError,
+    LateAnswerDeliveryConflictError,
 )
 
 from ._base import rule

@@ -9,12 +9,14 @@ from __future__ import annotations
 import pytest
 
 from helix_agents.core import (
-    ContextItemDeliveryConflictError,
-    LateAnswerDeliveryConflictError,
     RunSupersededError,
     SessionNotFoundError,
     SessionStateStore,
     ValidationError,
+)
+from helix_agents.core.errors import (
+    ContextItemDeliveryConflictError,
+    LateAnswerDeliveryConflictError,
 )
 
 from ._base import rule

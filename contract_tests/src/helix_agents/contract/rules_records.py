@@ -9,7 +9,6 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 from helix_agents.core import (
-    ApprovalNotFoundError,
     MessageCountConflictError,
     RunSupersededError,
     SessionExistsError,
@@ -18,8 +17,8 @@ from helix_agents.core import (
     StateStoreError,
     StoreUnavailableError,
     ValidationError,
-    lookup,
 )
+from helix_agents.core.errors import ApprovalNotFoundError, lookup
 
 from ._base import StoreFactory, rule
 from ._helpers import approval, checkpoint, commit, snapshot, start, user

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from helix_agents.core import (
+from helix_agents.core import SessionStateStore, ValidationError
+from helix_agents.core.errors import (
     ContextItemDeliveryConflictError,
     LateAnswerDeliveryConflictError,
-    SessionStateStore,
-    ValidationError,
 )
 
 from ._base import rule

@@ -12,16 +12,16 @@ import anyio
 import pytest
 
 from helix_agents.core import (
-    MAX_SCOPED_KEYS,
     MessageCountConflictError,
     RunSupersededError,
-    Scope,
     ScopedStateDelta,
     SessionNotFoundError,
     SessionStateStore,
     StateStoreError,
     ValidationError,
 )
+from helix_agents.core.limits import MAX_SCOPED_KEYS
+from helix_agents.core.models import Scope
 
 from ._base import StoreFactory, rule
 from ._helpers import commit, snapshot, start, user

@@ -8,7 +8,6 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 from helix_agents.core import (
-    ApprovalNotFoundError,
     JsonObject,
     Message,
     MessageCountConflictError,
@@ -18,6 +17,7 @@ from helix_agents.core import (
     SessionStateStore,
     ValidationError,
 )
+from helix_agents.core.errors import ApprovalNotFoundError
 
 from ._base import StoreFactory, rule
 from ._helpers import (

@@ -12,15 +12,14 @@ from typing import Any, NoReturn, TypeVar
 
 from helix_agents.core import (
     ConcurrencyConflictError,
-    MigrationError,
     SessionExistsError,
     SessionNotFoundError,
     StateStoreError,
-    StoreMisconfiguredError,
     StoreUnavailableError,
     ValidationError,
 )
 from helix_agents.core.backend import redact_url
+from helix_agents.core.errors import MigrationError, StoreMisconfiguredError
 
 __all__ = ["CliError", "ExitCode", "RedactingFormatter", "fail", "run"]
 

@@ -7,14 +7,9 @@ from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from helix_agents.core import (
-    Message,
-    SessionNotFoundError,
-    SessionStateStore,
-    dump_message,
-    open_store,
-)
+from helix_agents.core import Message, SessionNotFoundError, SessionStateStore, open_store
 from helix_agents.core.backend import redact_url
+from helix_agents.core.messages import dump_message
 
 from ._progress import progress_bar
 from ._records import FORMAT, VERSION, dumps

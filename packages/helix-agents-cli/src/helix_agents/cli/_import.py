@@ -14,14 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from helix_agents.core import (
-    Checkpoint,
-    MessageCommit,
-    SessionStateStore,
-    StartRun,
-    dump_message,
-    open_store,
-)
+from helix_agents.core import Checkpoint, MessageCommit, SessionStateStore, StartRun, open_store
+from helix_agents.core.messages import dump_message
 
 from ._errors import CliError, ExitCode
 from ._progress import progress_bar

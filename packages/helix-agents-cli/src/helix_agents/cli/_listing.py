@@ -11,13 +11,13 @@ from helix_agents.core import (
     ContextMessage,
     Message,
     MessagePage,
-    PageOrder,
     SessionNotFoundError,
     ValidationError,
-    dump_message,
     open_store,
 )
 from helix_agents.core.backend import decode_message_cursor
+from helix_agents.core.messages import dump_message
+from helix_agents.core.models import PageOrder
 
 from ._render import out_console, print_json, short, when
 

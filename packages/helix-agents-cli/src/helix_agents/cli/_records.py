@@ -17,11 +17,11 @@ from helix_agents.core import (
     LateAnswer,
     Message,
     PendingApproval,
-    RunInfo,
     StoredContextItem,
     ValidationError,
-    parse_message,
 )
+from helix_agents.core.messages import parse_message
+from helix_agents.core.models import RunInfo
 
 from ._errors import CliError, ExitCode
 

@@ -1,45 +1,28 @@
-"""helix-agents core: the session store protocol, its types, errors and limits.
+"""helix-agents core: the session store protocol, its types, errors and ``open_store``.
 
-This is the API for users of a store. Backend authors find the shared rules
-in :mod:`helix_agents.core.backend`.
+This is the API for users of a store: what an agent loop needs. The rest of the
+user API lives in public modules named for what they hold: every error class in
+:mod:`helix_agents.core.errors`, every model and type alias in
+:mod:`helix_agents.core.models` and :mod:`helix_agents.core.messages`, the limits
+in :mod:`helix_agents.core.limits`, the runtime helpers in
+:mod:`helix_agents.core.runtime`. Backend authors find the engine seam and the
+shared rules in :mod:`helix_agents.core.backend`.
 """
 
-from .checkpoint_pages import MAX_CHECKPOINT_PAGE
-from .cursors import MAX_CURSOR_CHARS
-from .edits import MAX_POP
 from .errors import (
-    ApprovalNotFoundError,
     ConcurrencyConflictError,
-    ContextItemDeliveryConflictError,
-    LateAnswerDeliveryConflictError,
     MessageCountConflictError,
-    MigrationError,
     RunSupersededError,
     SessionExistsError,
     SessionNotFoundError,
-    StaleCheckpointError,
     StateStoreError,
-    StoreMisconfiguredError,
     StoreUnavailableError,
     ValidationError,
-    is_message_count_conflict,
     is_retryable,
-    lookup,
 )
-from .handles import SessionHandle, session_handle, user_sessions
-from .inputs import MAX_ID_BYTES, MAX_INT_DIGITS, MAX_JSON_DEPTH
-from .messages import (
-    ChatMessage,
-    ContextItem,
-    ContextKind,
-    ContextMessage,
-    JsonObject,
-    Message,
-    dump_message,
-    parse_message,
-)
+from .handles import SessionHandle, session_handle
+from .messages import ChatMessage, ContextItem, ContextMessage, JsonObject, Message
 from .models import (
-    ApprovalResolution,
     Checkpoint,
     CommitResult,
     ContextItemDelivery,
@@ -47,91 +30,52 @@ from .models import (
     LateAnswerDelivery,
     MessageCommit,
     MessagePage,
-    PageOrder,
     PendingApproval,
     RecordResult,
-    RunInfo,
-    RunStatus,
-    Scope,
     ScopedStateDelta,
     SessionInfo,
     SessionsPage,
-    SessionSummary,
     StartRun,
     StoredContextItem,
 )
 from .protocol import SessionStateStore
 from .registry import open_store
-from .runtime import (
-    context_row_text,
-    deliver_context_items,
-    deliver_late_answer_notices,
-    late_answer_notice,
-    lower_context_rows,
-)
-from .scoped import MAX_SCOPED_KEYS
+from .runtime import deliver_context_items, deliver_late_answer_notices, lower_context_rows
 
 __all__ = [
-    "MAX_CURSOR_CHARS",
-    "MAX_CHECKPOINT_PAGE",
-    "MAX_ID_BYTES",
-    "MAX_INT_DIGITS",
-    "MAX_SCOPED_KEYS",
-    "MAX_JSON_DEPTH",
-    "MAX_POP",
-    "ApprovalNotFoundError",
-    "ApprovalResolution",
     "ChatMessage",
     "Checkpoint",
     "CommitResult",
     "ConcurrencyConflictError",
     "ContextItem",
     "ContextItemDelivery",
-    "ContextItemDeliveryConflictError",
-    "ContextKind",
     "ContextMessage",
     "JsonObject",
     "LateAnswer",
     "LateAnswerDelivery",
-    "LateAnswerDeliveryConflictError",
     "Message",
     "MessageCommit",
     "MessageCountConflictError",
     "MessagePage",
-    "MigrationError",
-    "PageOrder",
     "PendingApproval",
     "RecordResult",
-    "RunInfo",
-    "RunStatus",
     "RunSupersededError",
-    "Scope",
     "ScopedStateDelta",
     "SessionExistsError",
     "SessionHandle",
     "SessionInfo",
     "SessionNotFoundError",
     "SessionStateStore",
-    "SessionSummary",
     "SessionsPage",
-    "StaleCheckpointError",
     "StartRun",
     "StateStoreError",
-    "StoreMisconfiguredError",
     "StoreUnavailableError",
     "StoredContextItem",
     "ValidationError",
-    "context_row_text",
     "deliver_context_items",
     "deliver_late_answer_notices",
-    "dump_message",
-    "is_message_count_conflict",
     "is_retryable",
-    "late_answer_notice",
-    "lookup",
     "lower_context_rows",
     "open_store",
-    "parse_message",
     "session_handle",
-    "user_sessions",
 ]

@@ -49,15 +49,6 @@ __all__ = [
 _by_code: dict[str, type[StateStoreError]] = {}
 
 
-def _publish(cls: type[Exception]) -> None:
-    # A class of core's ``errors`` modules is imported from their package (``core``,
-    # ``core.context``): name it there, for tracebacks and for pickle, which finds a
-    # class by ``__module__``. Classes of other packages keep their own module.
-    package, _, leaf = cls.__module__.rpartition(".")
-    if leaf == "errors" and (package + ".").startswith(__name__.rpartition(".")[0] + "."):
-        cls.__module__ = package
-
-
 class StateStoreError(Exception):
     """Root of every error a session store raises."""
 
@@ -71,7 +62,6 @@ class StateStoreError(Exception):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        _publish(cls)
         # The first class to declare a code owns it; subclasses refine it.
         if "code" in cls.__dict__:
             _by_code.setdefault(cls.code, cls)
@@ -218,8 +208,6 @@ def is_retryable(err: BaseException) -> bool:
 
 
 _by_code.setdefault(StateStoreError.code, StateStoreError)
-
-_publish(StateStoreError)
 
 
 def session_not_found(session_id: str) -> SessionNotFoundError:

@@ -1,20 +1,26 @@
-"""The numeric limits every store enforces, and the page window, written once.
-
-Each backend used to re-code these; the server-side copies that remain (the
-page window of ``lua/r_page.lua``, the bounds in SQL) are checked against these
-by the contract suite and the differential test.
-"""
+"""The numeric limits every store enforces, and the page window, written once."""
 
 from __future__ import annotations
 
-from .cursors import decode_message_cursor, encode_message_cursor
+from .checkpoint_pages import MAX_CHECKPOINT_PAGE
+from .cursors import MAX_CURSOR_CHARS, decode_message_cursor, encode_message_cursor
+from .edits import MAX_POP
 from .errors import ValidationError
+from .inputs import MAX_ID_BYTES, MAX_INT_DIGITS, MAX_JSON_DEPTH
 from .models import PageOrder
 from .rules import check_limit
+from .scoped import MAX_SCOPED_KEYS
 
 __all__ = [
+    "MAX_CHECKPOINT_PAGE",
     "MAX_COUNT",
+    "MAX_CURSOR_CHARS",
+    "MAX_ID_BYTES",
+    "MAX_INT_DIGITS",
+    "MAX_JSON_DEPTH",
     "MAX_PAGE",
+    "MAX_POP",
+    "MAX_SCOPED_KEYS",
     "check_listing_first",
     "check_max_messages",
     "check_page_args",

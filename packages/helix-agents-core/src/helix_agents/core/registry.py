@@ -59,10 +59,10 @@ def open_store(url: str, *, tracing: bool = False, **options: Any) -> SessionSta
         raise ValidationError(f"no store is installed for {scheme}:// URLs: pip install {dist}")
     factory: Callable[..., SessionStateStore] = next(iter(found)).load()
     store = factory(url, **options)
-    return _traced(store, url, options) if tracing else store
+    return _traced(store) if tracing else store
 
 
-def _traced(store: SessionStateStore, url: str, options: dict[str, Any]) -> SessionStateStore:
+def _traced(store: SessionStateStore) -> SessionStateStore:
     # Imported here: without tracing=True, opening a store never imports OpenTelemetry.
     try:
         from .tracing import traced
@@ -71,7 +71,4 @@ def _traced(store: SessionStateStore, url: str, options: dict[str, Any]) -> Sess
             "open_store(..., tracing=True) needs OpenTelemetry: "
             "pip install 'helix-agents-core[otel]'"
         ) from None
-    from .tracing._targets import url_target
-
-    system, namespace = url_target(url, options, store)
-    return traced(store, system=system, namespace=namespace)
+    return traced(store)

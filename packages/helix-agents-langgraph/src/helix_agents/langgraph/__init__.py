@@ -5,7 +5,7 @@ whichever store it is given: memory, SQLite, Postgres or Redis. See
 docs/integrations/langgraph.md.
 """
 
-from helix_agents.core import StaleCheckpointError
+from helix_agents.core.errors import StaleCheckpointError
 
 from .saver import FORK, HelixCheckpointSaver
 

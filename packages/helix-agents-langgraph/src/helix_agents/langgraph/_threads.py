@@ -9,13 +9,13 @@ from datetime import UTC, datetime
 from pydantic import JsonValue
 
 from helix_agents.core import (
-    MAX_CHECKPOINT_PAGE,
     Checkpoint,
     ConcurrencyConflictError,
     SessionExistsError,
     SessionNotFoundError,
     SessionStateStore,
 )
+from helix_agents.core.limits import MAX_CHECKPOINT_PAGE
 
 __all__ = ["ATTEMPTS", "RUN_ID", "Threads", "deleted_under"]
 

@@ -19,13 +19,9 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.base import Checkpoint as GraphCheckpoint
 from pydantic import JsonValue
 
-from helix_agents.core import (
-    MAX_CHECKPOINT_PAGE,
-    SessionNotFoundError,
-    SessionStateStore,
-    StaleCheckpointError,
-    ValidationError,
-)
+from helix_agents.core import SessionNotFoundError, SessionStateStore, ValidationError
+from helix_agents.core.errors import StaleCheckpointError
+from helix_agents.core.limits import MAX_CHECKPOINT_PAGE
 
 from ._layout import (
     ALL_CHECKPOINTS,
@@ -58,7 +54,7 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
     checkpoint. Values are stored as JSON (see :mod:`helix_agents.langgraph._values`);
     ``allowed_modules`` lists further ``(module, class)`` pairs that loading may
     rebuild. A put that extends a parent which another writer already extended
-    raises :class:`~helix_agents.core.StaleCheckpointError`, unless its config
+    raises :class:`~helix_agents.core.errors.StaleCheckpointError`, unless its config
     sets ``configurable[FORK]``. The ``a*`` methods run on the store's event
     loop; the sync ones may be called from any other thread while it runs.
     """

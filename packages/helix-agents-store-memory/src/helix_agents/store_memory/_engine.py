@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal
 
-from helix_agents.core import JsonObject, SessionSummary
+from helix_agents.core import JsonObject
 from helix_agents.core.backend import (
     Changes,
     Engine,
@@ -20,6 +20,7 @@ from helix_agents.core.backend import (
     snapshot_of,
     summary_of,
 )
+from helix_agents.core.models import SessionSummary
 
 from ._state import MemoryData, SessionData
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from helix_agents.core import CommitResult, Message, dump_message
+from helix_agents.core import CommitResult, Message
 from helix_agents.core.backend import (
     check_pop_count,
     check_replace,
     check_replace_state,
 )
+from helix_agents.core.messages import dump_message
 
 from . import _json
 from ._base import StoreBase, big

@@ -17,13 +17,8 @@ import logging
 import psycopg
 from psycopg import errors as pg_errors
 
-from helix_agents.core import (
-    MigrationError,
-    StateStoreError,
-    StoreMisconfiguredError,
-    StoreUnavailableError,
-    ValidationError,
-)
+from helix_agents.core import StateStoreError, StoreUnavailableError, ValidationError
+from helix_agents.core.errors import MigrationError, StoreMisconfiguredError
 
 __all__ = ["MigrationError", "connect_error", "timeout_error", "wrap_driver_error"]
 

@@ -24,8 +24,9 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
-from helix_agents.core import Message, ValidationError, dump_message, parse_message
+from helix_agents.core import Message, ValidationError
 from helix_agents.core.backend import parse_message_json, parse_messages_json
+from helix_agents.core.messages import dump_message, parse_message
 
 __all__ = ["dump_rows", "dumps", "loads", "parse_row", "parse_rows"]
 

@@ -8,7 +8,6 @@ from typing import Any, TypeVar
 import pydantic
 
 from helix_agents.core import (
-    ApprovalResolution,
     Checkpoint,
     LateAnswer,
     PendingApproval,
@@ -22,6 +21,7 @@ from helix_agents.core.backend import (
     coerce_all,
 )
 from helix_agents.core.errors import approval_not_found
+from helix_agents.core.models import ApprovalResolution
 
 from . import _json
 from ._base import StoreBase, big

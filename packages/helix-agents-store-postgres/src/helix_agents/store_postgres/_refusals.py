@@ -15,10 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NoReturn, Required, TypedDict
 
-from helix_agents.core import RunInfo
 from helix_agents.core.backend import assert_fence
 from helix_agents.core.backend import assert_retained as core_assert_retained
 from helix_agents.core.errors import session_not_found
+from helix_agents.core.models import RunInfo
 from helix_agents.core.refusals import raise_refusal
 
 __all__ = ["RefusalDoc", "RunDoc", "Snapshot", "assert_retained", "refuse", "refuse_fenced"]

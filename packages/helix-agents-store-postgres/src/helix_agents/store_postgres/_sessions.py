@@ -10,7 +10,6 @@ from helix_agents.core import (
     SessionExistsError,
     SessionInfo,
     SessionsPage,
-    SessionSummary,
     ValidationError,
 )
 from helix_agents.core.backend import (
@@ -22,6 +21,7 @@ from helix_agents.core.backend import (
     new_session_id,
 )
 from helix_agents.core.limits import check_listing_first
+from helix_agents.core.models import SessionSummary
 
 from . import _json
 from ._base import StoreBase, big

@@ -11,9 +11,6 @@ from helix_agents.core import (
     Message,
     MessageCommit,
     MessagePage,
-    PageOrder,
-    RunStatus,
-    Scope,
     ValidationError,
 )
 from helix_agents.core.backend import (
@@ -36,6 +33,7 @@ from helix_agents.core.limits import (
     next_page_cursor,
     page_window,
 )
+from helix_agents.core.models import PageOrder, RunStatus, Scope
 
 from . import _json
 from ._base import big

@@ -9,8 +9,9 @@ from typing import Any, TypeVar
 
 import pydantic
 
-from helix_agents.core import Message, RunInfo, RunStatus, SessionInfo, ValidationError
+from helix_agents.core import Message, SessionInfo, ValidationError
 from helix_agents.core.backend import dump_message_json, parse_message_json
+from helix_agents.core.models import RunInfo, RunStatus
 
 __all__ = [
     "dump_metadata",

@@ -28,7 +28,7 @@ from redis.exceptions import (
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from helix_agents.core import MessageCommit, RunInfo, StoreMisconfiguredError, StoreUnavailableError
+from helix_agents.core import MessageCommit, StoreUnavailableError
 from helix_agents.core.backend import (
     CommitState,
     assert_fence,
@@ -37,7 +37,8 @@ from helix_agents.core.backend import (
     check_commit,
     check_keep,
 )
-from helix_agents.core.errors import approval_not_found
+from helix_agents.core.errors import StoreMisconfiguredError, approval_not_found
+from helix_agents.core.models import RunInfo
 from helix_agents.core.refusals import raise_refusal
 
 from ._codec import run_info

@@ -14,9 +14,10 @@ from typing import Any
 import pydantic
 from redis.asyncio import Redis, RedisCluster
 
-from helix_agents.core import SessionsPage, SessionSummary
+from helix_agents.core import SessionsPage
 from helix_agents.core.backend import check_id, decode_sessions_cursor, encode_sessions_cursor
 from helix_agents.core.limits import check_listing_first
+from helix_agents.core.models import SessionSummary
 
 from ._base import StoreBase
 from ._codec import from_micros, micros, text

@@ -10,7 +10,8 @@ from typing import Any
 from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.connection import SSLConnection
 
-from helix_agents.core import StoreMisconfiguredError, ValidationError
+from helix_agents.core import ValidationError
+from helix_agents.core.errors import StoreMisconfiguredError
 
 from ._client import OPTION_ERRORS
 from ._errors import DRIVER_ERRORS, driver_error

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from helix_agents.core import MessagePage, PageOrder, StateStoreError
+from helix_agents.core import MessagePage, StateStoreError
 from helix_agents.core.backend import next_page_cursor, page_window
+from helix_agents.core.models import PageOrder
 
 from ._codec import text, unpack_rows
 from ._errors import SERVER

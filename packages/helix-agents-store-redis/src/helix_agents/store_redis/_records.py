@@ -8,7 +8,6 @@ from typing import Any, TypeVar
 import pydantic
 
 from helix_agents.core import (
-    ApprovalResolution,
     Checkpoint,
     LateAnswer,
     PendingApproval,
@@ -23,6 +22,7 @@ from helix_agents.core.backend import (
     coerce_all,
     undelivered_in_order,
 )
+from helix_agents.core.models import ApprovalResolution
 
 from ._base import StoreBase
 from ._codec import dump_record, load_record

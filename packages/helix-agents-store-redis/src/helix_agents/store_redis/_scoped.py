@@ -25,8 +25,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from helix_agents.core import JsonObject, Scope
+from helix_agents.core import JsonObject
 from helix_agents.core.backend import check_scope
+from helix_agents.core.models import Scope
 
 from ._base import StoreBase
 from ._codec import text

@@ -9,8 +9,6 @@ from helix_agents.core import (
     Message,
     MessageCommit,
     MessagePage,
-    PageOrder,
-    RunStatus,
     StoreUnavailableError,
     ValidationError,
 )
@@ -25,6 +23,7 @@ from helix_agents.core.backend import (
 )
 from helix_agents.core.errors import session_not_found
 from helix_agents.core.limits import check_page_args, check_tail_limit
+from helix_agents.core.models import PageOrder, RunStatus
 
 from ._checkpoint_pages import CheckpointPagesMixin
 from ._codec import pack_row, text, unpack_rows

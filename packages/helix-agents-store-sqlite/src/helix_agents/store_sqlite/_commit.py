@@ -11,7 +11,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from helix_agents.core import CommitResult, Message, MessageCommit, RunInfo, ValidationError
+from helix_agents.core import CommitResult, Message, MessageCommit, ValidationError
 from helix_agents.core.backend import (
     CommitPlan,
     CommitState,
@@ -24,6 +24,7 @@ from helix_agents.core.backend import (
     next_activity,
     reopen_on_truncate,
 )
+from helix_agents.core.models import RunInfo
 
 from . import _scoped
 from ._context import archive_before, forget_compactions

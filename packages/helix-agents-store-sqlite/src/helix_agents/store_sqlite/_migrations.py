@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 
-from helix_agents.core import MigrationError
+from helix_agents.core.errors import MigrationError
 
 __all__ = ["Migration", "apply_migrations", "pending_migrations", "shipped_migrations"]
 
@@ -85,7 +85,7 @@ def apply_migrations(
 
     An up-to-date file is checked on a read snapshot, so opening a store never
     waits for a writer; only missing versions take the write lock. Raises
-    :class:`~helix_agents.core.MigrationError` when the database was written
+    :class:`~helix_agents.core.errors.MigrationError` when the database was written
     by a newer package or a shipped migration changed after it ran.
     """
     newest = max((m.version for m in migrations), default=0)
@@ -148,7 +148,7 @@ def pending_migrations(
 ) -> list[Migration]:
     """The migrations the file lacks, read on a snapshot without writing anything.
 
-    Raises :class:`~helix_agents.core.MigrationError` like :func:`apply_migrations`.
+    Raises :class:`~helix_agents.core.errors.MigrationError` like :func:`apply_migrations`.
     """
     db.execute("BEGIN")
     try:

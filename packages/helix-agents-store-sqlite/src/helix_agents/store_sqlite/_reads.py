@@ -16,10 +16,8 @@ from helix_agents.core import (
     LateAnswer,
     Message,
     MessagePage,
-    PageOrder,
     PendingApproval,
     SessionsPage,
-    SessionSummary,
     StoredContextItem,
     ValidationError,
 )
@@ -38,6 +36,7 @@ from helix_agents.core.limits import (
     next_page_cursor,
     page_window,
 )
+from helix_agents.core.models import PageOrder, SessionSummary
 
 from ._rows import SessionRow, from_us, load_session, to_us
 

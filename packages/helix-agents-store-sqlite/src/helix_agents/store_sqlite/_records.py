@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from helix_agents.core import (
-    ApprovalResolution,
     Checkpoint,
     LateAnswer,
     PendingApproval,
@@ -27,6 +26,7 @@ from helix_agents.core.backend import (
     coerce_all,
 )
 from helix_agents.core.errors import approval_not_found
+from helix_agents.core.models import ApprovalResolution
 
 from ._rows import Clock, SessionRow, dump_model, load_session, to_us, touch
 

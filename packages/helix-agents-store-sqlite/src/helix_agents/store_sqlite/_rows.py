@@ -10,9 +10,10 @@ from typing import Any
 
 import pydantic
 
-from helix_agents.core import RunInfo, SessionInfo
+from helix_agents.core import SessionInfo
 from helix_agents.core.backend import next_activity
 from helix_agents.core.errors import session_not_found
+from helix_agents.core.models import RunInfo
 
 __all__ = [
     "Clock",

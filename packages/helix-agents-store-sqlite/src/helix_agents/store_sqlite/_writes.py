@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from helix_agents.core import RunStatus, SessionExistsError, SessionInfo
+from helix_agents.core import SessionExistsError, SessionInfo
 from helix_agents.core.backend import (
     assert_fence,
     check_finish_status,
@@ -15,6 +15,7 @@ from helix_agents.core.backend import (
     check_limit,
     new_session_id,
 )
+from helix_agents.core.models import RunStatus
 
 from ._commit import cut_rows
 from ._context import CONTEXT_TABLES

@@ -36,7 +36,7 @@ def pending_migrations(path: str | os.PathLike[str]) -> list[str]:
     """The shipped migrations the file lacks, read without writing anything.
 
     Every one for a file that does not exist (it is not created). Raises
-    :class:`~helix_agents.core.MigrationError` for a file written by a newer
+    :class:`~helix_agents.core.errors.MigrationError` for a file written by a newer
     package or whose applied migration changed, as opening a store would.
     """
     file = os.fspath(path)

@@ -11,7 +11,6 @@ from datetime import datetime
 from typing import Concatenate, ParamSpec, Self, TypeVar, cast
 
 from helix_agents.core import (
-    ApprovalResolution,
     Checkpoint,
     CommitResult,
     JsonObject,
@@ -19,11 +18,8 @@ from helix_agents.core import (
     Message,
     MessageCommit,
     MessagePage,
-    PageOrder,
     PendingApproval,
     RecordResult,
-    RunStatus,
-    Scope,
     SessionInfo,
     SessionNotFoundError,
     SessionsPage,
@@ -43,6 +39,7 @@ from helix_agents.core.backend import (
 )
 from helix_agents.core.clock import check_clock, utcnow
 from helix_agents.core.limits import check_listing_first, check_max_messages
+from helix_agents.core.models import ApprovalResolution, PageOrder, RunStatus, Scope
 
 from . import _checkpoint_pages, _commit, _edits, _reads, _records, _scoped, _writes
 from ._config import SQLiteConfig, Synchronous

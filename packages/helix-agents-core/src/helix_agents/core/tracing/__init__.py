@@ -26,7 +26,7 @@ from ..context.protocol import ContextStore
 from ..errors import ValidationError
 from ..protocol import SessionStateStore
 from ._stores import FullStore, TracedContextStore, TracedStore
-from ._targets import system_of
+from ._targets import engine_target
 from ._telemetry import COMMIT_DURATION, COMMITS, CONFLICTS, SCOPE, Telemetry
 
 __all__ = [
@@ -79,14 +79,16 @@ def traced(
 ) -> TracedStore[Any]:
     """``store`` with a span around each call, and the commit and conflict metrics.
 
-    ``system`` (``db.system.name``) is known for the family's stores and required
-    for any other; ``namespace`` (``db.namespace``) is left out unless given
-    (:func:`~helix_agents.core.open_store` fills both from the URL). The global
+    ``system`` (``db.system.name``) and ``namespace`` (``db.namespace``) default to
+    what the store's engine names (docs/backends/writing.md); a store not built on
+    the engine seam must name its system, and its namespace is left out unless given. The global
     providers are used unless ``tracer_provider`` / ``meter_provider`` are given.
     """
     if not isinstance(store, SessionStateStore):
         raise ValidationError(f"traced() needs a SessionStateStore, not {type(store).__name__}")
-    system = system or system_of(store)
+    known, named = engine_target(store)
+    system = system or known
+    namespace = namespace if namespace is not None else named
     if system is None:
         raise ValidationError(
             f"traced() cannot tell the database of {type(store).__name__}: pass system='…' "
