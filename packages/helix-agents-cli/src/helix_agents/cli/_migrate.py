@@ -1,19 +1,17 @@
-"""``migrate``: the schema versions a SQLite file or Postgres schema lacks, and applying them.
+"""``migrate``: the schema versions a store lacks, and applying them.
 
-Built on the public schema helpers of the SQLite and Postgres packages
-(docs/backends/sqlite.md, docs/backends/postgres.md); memory and Redis stores
-keep no schema, so they have nothing to migrate.
+Asked of the store's engine (docs/backends/writing.md): a backend with a schema
+(SQLite, PostgreSQL) names its pending migrations; memory and Redis stores keep
+no schema, so they have nothing to migrate.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
-from helix_agents.core import StoreUnavailableError, ValidationError
-from helix_agents.core.backend import redact_url
+from helix_agents.core import open_store
+from helix_agents.core.backend import StoreBase, redact_url
 
 from ._progress import progress_bar
 from ._render import out_console, print_json
@@ -32,70 +30,33 @@ class Plan:
     note: str | None = None
 
 
-def _sqlite(url: str, dry_run: bool) -> Plan:
-    from helix_agents.store_sqlite import database_file, migrate, pending_migrations
-
-    path = database_file(url)
-    plan = Plan("sqlite", path, pending=pending_migrations(path))
-    if not Path(path).exists():
-        plan.note = "a new file: every migration is pending"
-    if plan.pending and not dry_run:
-        with progress_bar() as bar:
-            task = bar.add_task("migrate", total=len(plan.pending))
-            plan.applied_now = migrate(path, on_applied=lambda _name: bar.advance(task))
-    return plan
-
-
-async def _postgres(url: str, dry_run: bool) -> Plan:
-    import psycopg
-
-    from helix_agents.store_postgres import conninfo_and_schema, migrate, pending_migrations
-
-    conninfo, schema = conninfo_and_schema(url)
-    plan = Plan("postgresql", f"{redact_url(conninfo)} schema {schema!r}")
+async def _plan(url: str, dry_run: bool) -> Plan:
+    store = open_store(url)
+    location = redact_url(url)
+    if not isinstance(store, StoreBase):
+        return Plan(type(store).__name__, location, note="this store names no schema")
     try:
-        conn = await psycopg.AsyncConnection.connect(conninfo, autocommit=True)
-    except psycopg.Error as exc:
-        raise StoreUnavailableError(
-            f"cannot connect to PostgreSQL at {redact_url(url)!r}: {exc}"
-        ) from None
-    async with conn:
-        plan.pending = await pending_migrations(conn, schema)
-        if plan.pending and not dry_run:
+        engine = store.engine
+        plan = Plan(engine.system, engine.namespace or location)
+        pending = await engine.pending_migrations()
+        if pending is None:
+            plan.note = f"{engine.system} stores keep no schema: nothing to do"
+        elif pending and not dry_run:
             with progress_bar() as bar:
-                task = bar.add_task("migrate", total=len(plan.pending))
-
-                def applied(name: str) -> None:
-                    plan.applied_now.append(name)
-                    bar.advance(task)
-
-                await migrate(conn, schema, on_applied=applied)
-    return plan
-
-
-async def _plan(url: str, scheme: str, dry_run: bool) -> Plan:
-    if scheme == "sqlite":
-        return _sqlite(url, dry_run)
-    if scheme in ("postgresql", "postgres"):
-        return await _postgres(url, dry_run)
-    if scheme in ("memory", "redis", "rediss", "redis+cluster"):
-        return Plan(
-            scheme, redact_url(url), note=f"{scheme}:// stores keep no schema: nothing to do"
-        )
-    raise ValidationError(f"cannot migrate {redact_url(url)!r}: unknown store URL scheme")
+                task = bar.add_task("migrate", total=len(pending))
+                await store.migrate()
+                bar.update(task, completed=len(pending))
+            plan.pending = plan.applied_now = list(pending)
+        else:
+            plan.pending = pending
+        return plan
+    finally:
+        await store.close()
 
 
 async def migrate_store(url: str, *, dry_run: bool, as_json: bool) -> None:
     """Show the pending migrations of the store at ``url`` and, unless ``dry_run``, apply them."""
-    scheme = urlsplit(url).scheme.lower() if isinstance(url, str) else ""
-    try:
-        plan = await _plan(url, scheme, dry_run)
-    except ModuleNotFoundError as exc:
-        dist = "helix-agents-store-sqlite" if scheme == "sqlite" else "helix-agents-store-postgres"
-        raise ValidationError(
-            f"no store is installed for {scheme}:// URLs ({exc.name} is missing): "
-            f"pip install {dist}"
-        ) from None
+    plan = await _plan(url, dry_run)
     if as_json:
         data: dict[str, Any] = {**plan.__dict__, "dry_run": dry_run}
         print_json(data)
@@ -104,7 +65,8 @@ async def migrate_store(url: str, *, dry_run: bool, as_json: bool) -> None:
     console.print(f"{plan.backend} {plan.location}", soft_wrap=True)
     if plan.note:
         console.print(plan.note)
-    if not plan.pending and plan.backend in ("sqlite", "postgresql"):
+        return
+    if not plan.pending:
         console.print("up to date: no pending migrations")
     for name in plan.pending:
         state = "applied" if name in plan.applied_now else "pending"

@@ -237,6 +237,11 @@ class Engine(ABC):
         """Bring the schema up to date; an engine without one has nothing to do."""
         return None
 
+    async def pending_migrations(self) -> list[str] | None:
+        """The migrations ``migrate`` would apply, oldest first; ``None``: the engine keeps
+        no schema. Works on an engine not opened (``helix-store migrate`` asks first)."""
+        return None
+
     @abstractmethod
     async def snapshot(self, session_id: str, want: Want) -> Snapshot | None:
         """The session with what ``want`` asks, read at one version; ``None`` if it is gone."""
