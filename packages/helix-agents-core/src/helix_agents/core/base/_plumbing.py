@@ -22,9 +22,9 @@ from ..limits import check_max_messages
 from ..messages import ChatMessage, ContextMessage, Message, parse_message, parse_message_json
 from ..models import SessionInfo
 from ..rules import next_activity
-from ..seam import Changes, Engine, Refused, Snapshot, StoredRow, Want, head_of
+from ..seam import Changes, Engine, NewSession, Refused, Snapshot, StoredRow, Want, head_of
 
-__all__ = ["HEADS_KEPT", "MAX_REPLANS", "Plumbing", "info", "row_message"]
+__all__ = ["HEADS_KEPT", "MAX_REPLANS", "Plumbing", "fresh_head", "info", "row_message"]
 
 MAX_REPLANS = 64
 """How often a write is planned again after other writers moved the session first."""
@@ -207,4 +207,24 @@ def info(snap: Snapshot) -> SessionInfo:
         message_count=snap.message_count,
         current_run=snap.current_run,
         metadata=_metadata.validate_python(snap.metadata),
+    )
+
+
+def fresh_head(new: NewSession) -> Snapshot:
+    """The head of a session just created from ``new`` (not a clone): empty, at its first
+    version."""
+    return Snapshot(
+        session_id=new.session_id,
+        version=new.version,
+        user_id=new.user_id,
+        created_at=new.created_at,
+        last_activity_at=new.created_at,
+        metadata=new.metadata,
+        message_count=0,
+        first_index=0,
+        ui_count=0,
+        current_run=None,
+        window_start=0,
+        compactions=0,
+        preserved=False,
     )

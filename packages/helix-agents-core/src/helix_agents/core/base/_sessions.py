@@ -19,7 +19,7 @@ from ..rules import (
 )
 from ..scoped import check_scope
 from ..seam import Changes, NewSession, Snapshot, Want
-from ._plumbing import Plumbing, info
+from ._plumbing import Plumbing, fresh_head, info
 
 __all__ = ["SessionMethods"]
 
@@ -40,8 +40,10 @@ class SessionMethods(Plumbing):
         self._check_open()
         sid, meta = check_new_session(session_id, user_id, metadata)
         now = self._clock()
-        if await self.engine.create(NewSession(sid, user_id, now, meta)) != "created":
+        new = NewSession(sid, user_id, now, meta)
+        if await self.engine.create(new) != "created":
             raise SessionExistsError(f"session {sid!r} exists", session_id=sid)
+        self._keep_head(fresh_head(new))
         return SessionInfo(
             id=sid,
             user_id=user_id,
