@@ -8,7 +8,7 @@ import pytest
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.trace import TracerProvider
 
-from helix_agents.contract import SessionStoreContract, StoreFactory
+from helix_agents.contract import Capabilities, SessionStoreContract, StoreFactory
 from helix_agents.core import SessionStateStore
 from helix_agents.core.tracing import traced
 from helix_agents.store_memory import MemoryData, MemoryStateStore
@@ -16,6 +16,9 @@ from helix_agents.store_memory import MemoryData, MemoryStateStore
 
 class TestTracedMemoryContract(SessionStoreContract):
     """Every rule on a traced :class:`MemoryStateStore`, its spans recorded by an SDK provider."""
+
+    # The traced wrapper is not itself a StoreBase: the seam's rules run on the memory store.
+    capabilities = Capabilities(engine=False)
 
     @pytest.fixture
     def store_factory(self) -> StoreFactory:

@@ -51,7 +51,9 @@ class Capabilities:
     * ``clock`` — the store stamps its writes with the factory's ``clock=``
       option (the rules on equal activity times, SES-6 and SES-7);
     * ``scoped_state`` — commits carry app, user and session state and
-      ``get_scoped_state`` reads it (docs/scoped-state.md; SCS-1..5).
+      ``get_scoped_state`` reads it (docs/scoped-state.md; SCS-1..5);
+    * ``engine`` — the store is core's ``StoreBase`` over an engine
+      (docs/backends/writing.md; ENG-1, ENG-2).
     """
 
     retention: bool = True
@@ -59,6 +61,7 @@ class Capabilities:
     handles: bool = True
     clock: bool = True
     scoped_state: bool = True
+    engine: bool = True
 
 
 def backend_unavailable(reason: str) -> NoReturn:

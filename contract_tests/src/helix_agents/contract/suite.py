@@ -17,6 +17,7 @@ from .rules_checkpoints import CheckpointPageRules
 from .rules_commits import CommitRules
 from .rules_context import ContextRules
 from .rules_edits import EditRules
+from .rules_engine import EngineRules
 from .rules_fidelity import FidelityRules
 from .rules_handles import HandleRules
 from .rules_inputs import InputRules
@@ -51,6 +52,7 @@ class SessionStoreContract(
     ArgumentRules,
     CheckpointPageRules,
     ScopedStateRules,
+    EngineRules,
     ContractBase,
 ):
     """The contract suite of docs/rules.md: one test per rule id, plus the state machine.
