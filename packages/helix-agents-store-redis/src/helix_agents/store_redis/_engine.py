@@ -165,7 +165,9 @@ class RedisEngine(Engine):
                 self._users.pop(session_id, None)
                 return Refused(None)
             if reply[0] == "moved":
-                return Refused(snapshot_of(session_id, reply[1], want))
+                moved = snapshot_of(session_id, reply[1], want)
+                self._remember(session_id, moved.user_id)
+                return Refused(moved)
             if reply[0] == "ukey":
                 self._users[session_id] = reply[1]
             elif reply[0] == "sealed":

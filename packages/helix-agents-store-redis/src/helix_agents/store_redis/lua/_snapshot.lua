@@ -7,9 +7,7 @@ local HEAD = {'v', 'created', 'la', 'md', 'user', 'first', 'count', 'ui', 'run',
 -- output, output, rows_from, rows, queued, pending, checkpoints, summary, archive, scoped.
 local function snapshot(w)
   local h = redis.call('HMGET', META, unpack(HEAD))
-  if not h[1] then
-    return false
-  end
+  if not h[1] then return false end
   local first, count = tonumber(h[6]), tonumber(h[7])
   local qs, as, cps, output, rows, queued, cks = {}, {}, {}, {}, {}, {}, {}
   for _, k in ipairs(w.qk or {}) do
@@ -20,16 +18,14 @@ local function snapshot(w)
   end
   for _, id in ipairs(w.ai or {}) do
     if redis.call('HEXISTS', APPR, id) == 1 then
-      as[#as + 1] = id
-      as[#as + 1] = 'pending'
+      table.insert(as, id)
+      table.insert(as, 'pending')
     elseif redis.call('SISMEMBER', DONE, id) == 1 then
-      as[#as + 1] = id
-      as[#as + 1] = 'resolved'
+      table.insert(as, id)
+      table.insert(as, 'resolved')
     end
   end
-  for _, id in ipairs(w.ci or {}) do
-    cps[#cps + 1] = redis.call('HGET', CKPT, id)
-  end
+  for _, id in ipairs(w.ci or {}) do cps[#cps + 1] = redis.call('HGET', CKPT, id) end
   local keyed = false
   if w.ok then
     local id = redis.call('HGET', OUT, 'k:' .. w.ok)
@@ -37,9 +33,7 @@ local function snapshot(w)
   end
   if w.oi then
     local ref = redis.call('HGET', OUT, 'r:' .. w.oi)
-    if ref then
-      output = {ref, w.ot and redis.call('HGET', OUT, 't:' .. w.oi) or ''}
-    end
+    if ref then output = {ref, w.ot and redis.call('HGET', OUT, 't:' .. w.oi) or ''} end
   end
   local lo, hi = first, first
   if w.win then
@@ -52,9 +46,7 @@ local function snapshot(w)
       if s[4] then lo = hi - s[3] else hi = lo + s[3] end
     end
   end
-  if hi > lo then
-    rows = redis.call('LRANGE', ROWS, lo - first, hi - first - 1)
-  end
+  if hi > lo then rows = redis.call('LRANGE', ROWS, lo - first, hi - first - 1) end
   if w.qd then
     local all = redis.call('HGETALL', Q)
     for i = 1, #all, 2 do
@@ -67,9 +59,7 @@ local function snapshot(w)
     cks = redis.call('HVALS', CKPT)
   elseif w.cks then -- {min, max, limit}: ids in [low, high), greatest first
     local ids = redis.call('ZREVRANGEBYLEX', CKPTL, w.cks[2], w.cks[1], 'LIMIT', 0, w.cks[3])
-    if #ids > 0 then
-      cks = redis.call('HMGET', CKPT, unpack(ids))
-    end
+    if #ids > 0 then cks = redis.call('HMGET', CKPT, unpack(ids)) end
   end
   return {
     h,

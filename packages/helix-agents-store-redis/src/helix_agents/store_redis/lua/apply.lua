@@ -1,15 +1,13 @@
 -- The one writer (docs/backends/redis.md, "Scripts"). KEYS: the session's keys in
 -- _keys.SESSION_KEYS order, then, on standalone Redis, the user's listing index.
--- ARGV: op, session id, version, idle TTL (ms), then the op's own arguments.
+-- ARGV: op, session id, version, idle TTL (ms), '1' on standalone, then the op's own.
 -- No rule of core is decided here: core planned the changes from a snapshot at
--- `version`; this applies them only if the session is still there, else answers
--- with the current snapshot (or nil when the session is gone) so core plans again.
+-- `version`; they apply only if the session is still there, else the answer is the
+-- current snapshot (nil when the session is gone) and core plans again.
 local op, SID, TTL = ARGV[1], ARGV[2], tonumber(ARGV[4])
 local UKEY = KEYS[NKEYS + 1]
 
-local function int(n)
-  return string.format('%d', n)
-end
+local function int(n) return string.format('%d', n) end
 
 local function push(key, values, from)
   for i = from, #values, 1000 do
@@ -17,23 +15,26 @@ local function push(key, values, from)
   end
 end
 
--- The user's index lives as long as the latest-written of its sessions.
-local function keep_alive(key, fresh)
-  if TTL > 0 then
-    redis.call('PEXPIRE', key, TTL, fresh and 'NX' or 'GT')
-  else
-    redis.call('PERSIST', key)
+local function count_ui(rows, from)
+  local ui = 0
+  for i = from, #rows do
+    if string.sub(rows[i], 1, 1) == 'm' then ui = ui + 1 end
   end
+  return ui
 end
 
-local function index(ukey, la, lt)
+local function checkpoint(id, count, json)
+  redis.call('HSET', CKPT, id, json)
+  redis.call('ZADD', CKPTN, count, id)
+  redis.call('ZADD', CKPTL, 0, id)
+end
+
+-- A session's entry in its user's index; the index lives as long as its latest write.
+local function index(ukey, la, mode)
   local fresh = redis.call('EXISTS', ukey) == 0
-  if lt then
-    redis.call('ZADD', ukey, 'LT', int(-la), SID)
-  else
-    redis.call('ZADD', ukey, int(-la), SID)
-  end
-  keep_alive(ukey, fresh)
+  redis.call('ZADD', ukey, mode, int(-la), SID)
+  if TTL == 0 then redis.call('PERSIST', ukey)
+  else redis.call('PEXPIRE', ukey, TTL, fresh and 'NX' or 'GT') end
 end
 
 -- Every key of the session gets one deadline (or none), so it expires whole; but a
@@ -42,46 +43,38 @@ local function expire()
   if TTL > 0 then
     local t = redis.call('TIME')
     local deadline = int(tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + TTL)
-    for i = 1, NKEYS do
-      redis.call('PEXPIREAT', KEYS[i], deadline)
-    end
+    for i = 1, NKEYS do redis.call('PEXPIREAT', KEYS[i], deadline) end
     redis.call('PERSIST', SCSJ)
   elseif redis.call('PTTL', META) ~= -1 then
-    for i = 1, NKEYS do
-      redis.call('PERSIST', KEYS[i])
-    end
+    for i = 1, NKEYS do redis.call('PERSIST', KEYS[i]) end
   end
 end
 
--- On standalone Redis the index is written with the session, so its key must be the
--- one declared (the client learns it from a refusal `{'ukey', key}`).
+-- On standalone Redis the index is written with the session, so the declared index
+-- key must be the session's (the client learns it from `{'ukey', key}`).
 local function wrong_ukey()
   local ukey = redis.call('HGET', META, 'ukey') or ''
-  if ARGV[5] == '1' and ukey ~= '' and ukey ~= UKEY then
-    return {'ukey', ukey}
-  end
+  if ARGV[5] == '1' and ukey ~= (UKEY or '') then return {'ukey', ukey} end
 end
 
--- Drop what rows at index >= keep left behind (core's inprocess/_changes.py, _cut).
+-- Drop rows at index >= keep and what hung on them (core's inprocess/_changes.py, _cut).
 local function cut(keep, first)
-  local gone = redis.call('LRANGE', ROWS, keep - first, -1)
-  local ui = 0
-  for _, row in ipairs(gone) do
-    if string.sub(row, 1, 1) == 'm' then ui = ui + 1 end
-  end
-  if keep > first then redis.call('LTRIM', ROWS, 0, keep - first - 1) else redis.call('DEL', ROWS) end
+  local ui = count_ui(redis.call('LRANGE', ROWS, keep - first, -1), 1)
+  if keep > first then redis.call('LTRIM', ROWS, 0, keep - first - 1)
+  else redis.call('DEL', ROWS) end
   redis.call('HINCRBY', META, 'ui', int(-ui))
   redis.call('HSET', META, 'count', int(keep))
   redis.call('ZREMRANGEBYSCORE', QD, int(keep), '+inf')
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', CKPTN, '(' .. keep, '+inf')) do
+  local above = '(' .. int(keep)
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', CKPTN, above, '+inf')) do
     redis.call('HDEL', CKPT, id)
     redis.call('ZREM', CKPTL, id)
   end
-  redis.call('ZREMRANGEBYSCORE', CKPTN, '(' .. keep, '+inf')
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', CMTN, '(' .. keep, '+inf')) do
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', CMTN, above, '+inf')) do
     redis.call('HDEL', CMT, id)
   end
-  redis.call('ZREMRANGEBYSCORE', CMTN, '(' .. keep, '+inf')
+  redis.call('ZREMRANGEBYSCORE', CKPTN, above, '+inf')
+  redis.call('ZREMRANGEBYSCORE', CMTN, above, '+inf')
   local kept, ws = {}, 0
   for _, c in ipairs(redis.call('LRANGE', CMP, 0, -1)) do
     local b = tonumber(string.match(c, '^%d+'))
@@ -92,7 +85,7 @@ local function cut(keep, first)
   redis.call('HSET', META, 'cmpn', #kept, 'ws', ws)
 end
 
--- The session's journal of app and user deltas (docs/scoped-state.md, "Redis", step 2).
+-- App and user deltas go to the session's journal (docs/scoped-state.md, step 2).
 local function journal(entry, tokens)
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -105,6 +98,7 @@ local function journal(entry, tokens)
   end
 end
 
+-- Core's Changes, field by field and in their order (seam.py; _codec.changes_json).
 local function apply(c)
   local first = tonumber(redis.call('HGET', META, 'first'))
   if c.clear then
@@ -117,19 +111,12 @@ local function apply(c)
     redis.call('HSET', META, 'run', c.run[2])
     redis.call('SADD', RUNS, c.run[1])
   end
-  local n = #ARGV - 7
-  if n > 0 then
+  if #ARGV > 7 then
     push(ROWS, ARGV, 8)
-    local ui = 0
-    for i = 8, #ARGV do
-      if string.sub(ARGV[i], 1, 1) == 'm' then ui = ui + 1 end
-    end
-    redis.call('HINCRBY', META, 'count', n)
-    redis.call('HINCRBY', META, 'ui', int(ui))
+    redis.call('HINCRBY', META, 'count', #ARGV - 7)
+    redis.call('HINCRBY', META, 'ui', count_ui(ARGV, 8))
   end
-  for _, d in ipairs(c.dl or {}) do
-    redis.call('ZADD', QD, d[2], d[1])
-  end
+  for _, d in ipairs(c.dl or {}) do redis.call('ZADD', QD, d[2], d[1]) end
   if c.enq then
     redis.call('HSET', Q, c.enq[1], c.enq[2])
     redis.call('ZREM', QD, c.enq[1])
@@ -147,20 +134,14 @@ local function apply(c)
       push(ARCH, gone, 1)
     end
     redis.call('LTRIM', ROWS, c.drop - first, -1)
-    redis.call('HSET', META, 'first', c.drop)
+    redis.call('HSET', META, 'first', int(c.drop))
   end
-  for _, a in ipairs(c.appr or {}) do
-    redis.call('HSET', APPR, a[1], a[2])
-  end
+  for _, a in ipairs(c.appr or {}) do redis.call('HSET', APPR, a[1], a[2]) end
   if c.res then
     redis.call('HDEL', APPR, c.res)
     redis.call('SADD', DONE, c.res)
   end
-  if c.ckpt then
-    redis.call('HSET', CKPT, c.ckpt[1], c.ckpt[3])
-    redis.call('ZADD', CKPTN, c.ckpt[2], c.ckpt[1])
-    redis.call('ZADD', CKPTL, 0, c.ckpt[1])
-  end
+  if c.ckpt then checkpoint(unpack(c.ckpt)) end
   for _, id in ipairs(c.dck or {}) do
     redis.call('HDEL', CKPT, id)
     redis.call('ZREM', CKPTN, id)
@@ -181,63 +162,48 @@ local function apply(c)
 end
 
 if op == 'apply' then
-  local c = cjson.decode(ARGV[6])
   local v = redis.call('HGET', META, 'v')
-  if not v then
-    return false
-  end
-  if v ~= ARGV[3] then
-    return {'moved', snapshot(cjson.decode(ARGV[7]))}
-  end
+  if not v then return false end
+  if v ~= ARGV[3] then return {'moved', snapshot(cjson.decode(ARGV[7]))} end
+  local c = cjson.decode(ARGV[6])
   local refused = wrong_ukey()
   if refused then return refused end
-  -- A reader sealed a map after this commit announced itself: announce again.
+  -- A reader sealed a map after this write announced itself: announce again.
   for i = 1, #(c.tok or {}), 2 do
     local seal = redis.call('HGET', SCSS, c.tok[i])
-    if seal and tonumber(seal) >= tonumber(c.tok[i + 1]) then
-      return {'sealed'}
-    end
+    if seal and tonumber(seal) >= tonumber(c.tok[i + 1]) then return {'sealed'} end
   end
   apply(c)
   expire()
-  if UKEY then index(UKEY, c.la) end
+  if UKEY then index(UKEY, c.la, 'CH') end
   return {'ok', snapshot({})}
 elseif op == 'create' then
-  if redis.call('EXISTS', META) == 1 then
-    return 'exists'
-  end
+  if redis.call('EXISTS', META) == 1 then return 'exists' end
   local s = cjson.decode(ARGV[6])
   redis.call('HSET', META, 'v', ARGV[3], 'created', int(s.at), 'la', int(s.at), 'md', s.md,
     'first', s.first, 'count', s.first + #ARGV - 7, 'ui', s.ui, 'cmpn', 0, 'ws', 0, 'pres', 0)
   if s.user then redis.call('HSET', META, 'user', s.user, 'ukey', s.ukey) end
   push(ROWS, ARGV, 8)
-  for _, cp in ipairs(s.ck) do
-    redis.call('HSET', CKPT, cp[1], cp[3])
-    redis.call('ZADD', CKPTN, cp[2], cp[1])
-    redis.call('ZADD', CKPTL, 0, cp[1])
-  end
+  for _, cp in ipairs(s.ck) do checkpoint(unpack(cp)) end
   expire()
-  if UKEY then index(UKEY, s.at) end
+  if UKEY then index(UKEY, s.at, 'CH') end
   return 'created'
 elseif op == 'delete' then
-  if redis.call('EXISTS', META) == 0 then
-    return 0
-  end
-  if redis.call('EXISTS', SCSJ) == 1 then
-    return 'journal' -- the client applies it first (docs/scoped-state.md, step 5)
-  end
+  if redis.call('EXISTS', META) == 0 then return 0 end
+  -- The client applies a journal holding entries first (docs/scoped-state.md, step 5).
+  if redis.call('EXISTS', SCSJ) == 1 then return 'journal' end
   local refused = wrong_ukey()
   if refused then return refused end
   local ukey = redis.call('HGET', META, 'ukey') or ''
   redis.call('DEL', unpack(KEYS, 1, NKEYS))
   if UKEY then redis.call('ZREM', UKEY, SID) end
   return {'deleted', ukey}
-elseif op == 'index' then -- a cluster's second step: KEYS[1] is the user's index
-  index(KEYS[1], tonumber(ARGV[3]), true)
+elseif op == 'index' then -- a cluster's second step, never backwards: KEYS[1] is the index
+  index(KEYS[1], tonumber(ARGV[3]), 'LT')
   return 1
-elseif op == 'unlist' then -- drop entries whose session is gone, if unchanged since seen
+elseif op == 'unlist' then -- entries whose session is gone, if unchanged since seen
   for i = 6, #ARGV, 2 do
-    if tonumber(redis.call('ZSCORE', KEYS[1], ARGV[i]) or 'nan') == tonumber(ARGV[i + 1]) then
+    if tonumber(redis.call('ZSCORE', KEYS[1], ARGV[i]) or 'x') == tonumber(ARGV[i + 1]) then
       redis.call('ZREM', KEYS[1], ARGV[i])
     end
   end
