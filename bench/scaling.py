@@ -136,7 +136,7 @@ async def _slot_spread(url: str) -> dict[str, Any]:
 
     per_node: Counter[str] = Counter()
     async with RedisStateStore(url, namespace=f"{NAMESPACE}_slots") as store:
-        client = store._client  # the store's own cluster client: its slot map
+        client = store.client  # the store's own cluster client: its slot map
         assert isinstance(client, RedisCluster)
         keys = store.options.keys
         ids = []

@@ -11,7 +11,12 @@ from typing import Any
 import pytest
 import redis.asyncio as aredis
 
-from helix_agents.core import ChatMessage, MessageCommit, StoreUnavailableError
+from helix_agents.core import (
+    ChatMessage,
+    MessageCommit,
+    MessageCountConflictError,
+    StoreUnavailableError,
+)
 from helix_agents.store_redis import RedisStateStore
 
 pytestmark = pytest.mark.anyio
@@ -46,20 +51,22 @@ async def test_frozen_server_commit_times_out_may_have_landed_and_store_recovers
     async with RedisStateStore(url, operation_timeout=TIMEOUT) as store:
         sid = (await store.create_session()).id
         await store.append_messages(sid, MessageCommit(messages=(row("first"),)))
-        turn = MessageCommit(messages=(row("second"),), expect_message_count=1, commit_id="c-2")
+        # A plain append on a head the store has seen is one EVALSHA.
+        turn = MessageCommit(messages=(row("second"),), expect_message_count=1)
         freeze()
         err = await times_out(store.append_messages(sid, turn))
         assert err.may_have_landed and err.session_id == sid  # its EVALSHA was sent
-        # That connection was dropped; the next call's new one gets no answer to its
-        # handshake, so this commit was never sent.
+        # A commit id needs the session read first (core's replay check): that read is
+        # what times out on the next connection's handshake, so nothing was sent.
         never = MessageCommit(messages=(row("never"),), commit_id="c-never")
         assert not (await times_out(store.append_messages(sid, never))).may_have_landed
         assert not (await times_out(store.get_session(sid))).may_have_landed
         thaw()
         # Every reply below answers its own command: no connection is reused half-read.
-        retried = await store.append_messages(sid, turn)
-        assert retried.message_count == 2  # landed once: now, or replayed if it ran late
+        # The frozen write ran once the server woke; sent again, its expected count refuses it.
         assert await store.get_messages(sid) == [row("first"), row("second")]
+        with pytest.raises(MessageCountConflictError):
+            await store.append_messages(sid, turn)
         assert (await store.get_session(sid)).message_count == 2  # type: ignore[union-attr]
 
 
@@ -108,17 +115,15 @@ async def test_frozen_cluster_node_times_out_and_the_store_recovers(
         node = client.get_node_from_key(store.options.keys.meta(sid))
         assert node is not None
         port = int(node.port)
+        assert await store.get_messages(sid) == []  # the store has seen its head
         freeze(port)
-        err = await times_out(
-            store.append_messages(sid, MessageCommit(messages=(row("x"),), commit_id="c"))
-        )
+        turn = MessageCommit(messages=(row("x"),), expect_message_count=0)
+        err = await times_out(store.append_messages(sid, turn))
         assert err.may_have_landed
         thaw(port)
-        result = await store.append_messages(
-            sid, MessageCommit(messages=(row("x"),), commit_id="c")
-        )
-        assert result.message_count == 1
-        assert await store.get_messages(sid) == [row("x")]
+        assert await store.get_messages(sid) == [row("x")]  # it ran once the node woke
+        with pytest.raises(MessageCountConflictError):
+            await store.append_messages(sid, turn)
         assert await store.delete_session(sid)
 
 

@@ -1,9 +1,16 @@
-"""One commit is one round trip: one EVALSHA, counted by the client and by the server."""
+"""Round trips, counted by the client (a counting connection: one socket write per trip)
+and by the server (MONITOR, INFO commandstats).
+
+Core plans a write from a snapshot; a write that needs only the head (a plain append,
+a replace, a finish, a clear, ...) is planned from the last head the store saw, so it is
+one EVALSHA of lua/apply.lua. A write that needs more (a commit id's replay, a delivery's
+queue entries, a pop's rows) reads first: two.
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from contextlib import AsyncExitStack
 from datetime import UTC, datetime
 from typing import Any
@@ -14,12 +21,13 @@ from redis.crc import key_slot
 
 from helix_agents.core import (
     ChatMessage,
+    CommitResult,
     ContextItem,
     ContextItemDelivery,
     ContextMessage,
+    LateAnswer,
     MessageCommit,
     PendingApproval,
-    SessionsPage,
     StartRun,
     StoredContextItem,
 )
@@ -66,168 +74,144 @@ async def monitored(monitor: Any, sentinel: str) -> list[str]:
     raise AssertionError("MONITOR ended early")
 
 
-async def prepared(store: RedisStateStore, user_id: str | None) -> tuple[str, MessageCommit]:
-    """A session and a commit that uses every check: run start, rewind, deliveries, commit id."""
-    sid = (await store.create_session(user_id=user_id)).id
-    item = StoredContextItem(key="k", item=ContextItem(kind="instruction", content="c"), at=T0)
-    await store.record_context_item(sid, item)
-    await store.append_messages(
-        sid, MessageCommit(messages=(ChatMessage(role="user", content="a"),))
-    )
-    commit = MessageCommit(
-        messages=(
-            ChatMessage(role="user", content="b"),
-            ContextMessage(kind="instruction", content="c"),
-        ),
-        start_run=StartRun(run_id="r1", rewind_to=1),
-        deliver_context_items=(ContextItemDelivery(key="k", row_offset=1),),
-        commit_id="turn-1",
-    )
-    return sid, commit
+def turn(text: str, **fields: Any) -> MessageCommit:
+    return MessageCommit(messages=(ChatMessage(role="user", content=text),), **fields)
 
 
-async def test_a_commit_is_one_write_on_the_socket_and_one_command_on_the_server(
+async def counted(
+    store: RedisStateStore, url: str, call: Callable[[], Awaitable[Any]]
+) -> tuple[Any, int, list[str]]:
+    """What ``call`` returns, its socket writes and the commands the server got."""
+    async with (
+        aredis.Redis.from_url(url, decode_responses=True) as admin,
+        aredis.Redis.from_url(url, decode_responses=True) as watcher,
+    ):
+        await admin.ping()  # its connection is open before MONITOR starts listening
+        async with watcher.monitor() as monitor:
+            CountingConnection.writes.clear()
+            result = await call()
+            writes = len(CountingConnection.writes)
+            await admin.echo("helix-sentinel")
+            sent = await monitored(monitor, "helix-sentinel")
+    return result, writes, sent
+
+
+async def test_a_plain_append_after_a_read_is_one_evalsha(
     private_factory: Callable[..., RedisStateStore], private_redis_url: str
 ) -> None:
     CountingConnection.writes = []
-    async with (
-        private_factory(connection_class=CountingConnection) as store,
-        aredis.Redis.from_url(private_redis_url, decode_responses=True) as admin,
-        aredis.Redis.from_url(private_redis_url, decode_responses=True) as watcher,
-    ):
-        sid, commit = await prepared(store, "u")
-        CountingConnection.writes.clear()
-        await admin.ping()  # its connection is open before MONITOR starts listening
-        async with watcher.monitor() as monitor:
-            result = await store.append_messages(sid, commit)
-            await admin.echo("helix-sentinel")
-            sent = await monitored(monitor, "helix-sentinel")
+    async with private_factory(connection_class=CountingConnection) as store:
+        sid = (await store.create_session(user_id="u")).id
+        assert await store.get_messages(sid, limit=20) == []
+        for n in range(3):  # each lands on the head the one before returned
+            commit = turn(str(n), expect_message_count=n)
+
+            async def append(commit: MessageCommit = commit) -> CommitResult:
+                return await store.append_messages(sid, commit)
+
+            result, writes, sent = await counted(store, private_redis_url, append)
+            assert result.message_count == n + 1
+            assert (writes, sent) == (1, ["EVALSHA"])
+        # The hot read: the last rows, one EVALSHA of lua/read.lua.
+        rows, writes, sent = await counted(
+            store, private_redis_url, lambda: store.get_messages(sid, limit=20)
+        )
+        assert len(rows) == 3 and (writes, sent) == (1, ["EVALSHA"])
+        count, writes, sent = await counted(
+            store, private_redis_url, lambda: store.get_message_count(sid)
+        )
+        assert count == 3 and (writes, sent) == (1, ["EVALSHA"])
+
+
+async def test_a_write_that_needs_more_than_the_head_reads_first(
+    private_factory: Callable[..., RedisStateStore], private_redis_url: str
+) -> None:
+    CountingConnection.writes = []
+    async with private_factory(connection_class=CountingConnection) as store:
+        sid = (await store.create_session()).id
+        item = StoredContextItem(key="k", item=ContextItem(kind="instruction", content="c"), at=T0)
+        await store.record_context_item(sid, item)
+        await store.append_messages(sid, turn("a"))
+        commit = MessageCommit(
+            messages=(
+                ChatMessage(role="user", content="b"),
+                ContextMessage(kind="instruction", content="c"),
+            ),
+            start_run=StartRun(run_id="r1", rewind_to=1),
+            deliver_context_items=(ContextItemDelivery(key="k", row_offset=1),),
+            commit_id="turn-1",
+        )
+        result, writes, sent = await counted(
+            store, private_redis_url, lambda: store.append_messages(sid, commit)
+        )
         assert (result.first_index, result.message_count) == (1, 3)
-        assert len(CountingConnection.writes) == 1
-        assert CountingConnection.writes[0].split(b"\r\n")[2] == b"EVALSHA"
-        assert sent == ["EVALSHA"]
+        assert (writes, sent) == (2, ["EVALSHA", "EVALSHA"])
+        # A store that never saw the session reads it before a plain append too.
+        async with private_factory(connection_class=CountingConnection) as fresh:
+            _, writes, sent = await counted(
+                fresh, private_redis_url, lambda: fresh.append_messages(sid, turn("c"))
+            )
+        assert (writes, sent) == (2, ["EVALSHA", "EVALSHA"])
 
 
-async def test_a_listing_page_is_one_script_call_on_a_standalone_server(
-    private_factory: Callable[..., RedisStateStore], private_redis_url: str
-) -> None:
-    # One call reads the index and the summaries kept beside it. Sessions without a
-    # summary (written before summaries existed, or whose summary is gone) are read
-    # from their own keys: the same page, one more call.
-    asked = PendingApproval(
-        approval_id="a1", tool_name="t", tool_call_id="c1", input={}, requested_at=T0
-    )
-    async with (
-        private_factory() as store,
-        aredis.Redis.from_url(private_redis_url, decode_responses=True) as admin,
-        aredis.Redis.from_url(private_redis_url, decode_responses=True) as watcher,
-    ):
-        for i in range(25):
-            sid = (await store.create_session(user_id="lister")).id
-            if i % 2:
-                await store.add_pending_approvals(sid, [asked])
-        summaries = store.options.keys.user("lister") + ":sum"
-        pages: list[SessionsPage] = []
-        sent: list[list[str]] = []
-        for drop in (False, True):
-            if drop:
-                assert await admin.hlen(summaries) == 25
-                await admin.hdel(summaries, pages[0].sessions[0].id, pages[0].sessions[5].id)
-            await admin.ping()
-            async with watcher.monitor() as monitor:
-                pages.append(await store.list_sessions("lister", first=20))
-                await admin.echo("helix-sentinel")
-                sent.append(await monitored(monitor, "helix-sentinel"))
-        assert len(pages[0].sessions) == 20 and pages[0].next_cursor is not None
-        assert [s.pending_approvals for s in pages[0].sessions] == [0, 1] * 10  # newest first
-        assert pages[1] == pages[0]
-        assert sent == [["EVALSHA"], ["EVALSHA", "EVALSHA"]]
-
-
-async def test_a_summary_past_its_deadline_or_behind_its_index_entry_is_not_shown(
-    private_factory: Callable[..., RedisStateStore], private_redis_url: str
-) -> None:
-    # Such a session is read from its own keys (what they say is shown), on the first
-    # page and on a page after a cursor.
-    async with (
-        private_factory() as store,
-        aredis.Redis.from_url(private_redis_url, decode_responses=True) as admin,
-    ):
-        sids = [(await store.create_session(user_id="sums")).id for _ in range(4)]
-        keys = store.options.keys
-        summaries = keys.user("sums") + ":sum"
-        newest, older, expired, oldest = reversed(sids)
-        # A writer that kept no summary (an older version) moved `older` to the front...
-        la = int(str(await admin.hget(keys.meta(newest), "la"))) + 5
-        await admin.hset(keys.meta(older), mapping={"la": la, "count": 7})
-        await admin.zadd(keys.user("sums"), {older: -la})
-        # ...and `expired`'s summary says it idled out (its keys still live here).
-        _, *rest = str(await admin.hget(summaries, expired)).split(",")
-        rest[2] = "9"  # its count, as no read of the session says
-        await admin.hset(summaries, expired, ",".join(["1", *rest]))
-        whole = await store.list_sessions("sums", first=4)
-        walked = [(await store.list_sessions("sums", first=1)).sessions[0]]
-        while len(walked) < 4:
-            cursor = (await store.list_sessions("sums", first=len(walked))).next_cursor
-            walked += (await store.list_sessions("sums", first=1, cursor=cursor)).sessions
-    assert [s.id for s in whole.sessions] == [older, newest, expired, oldest]
-    assert walked == list(whole.sessions)
-    assert [s.message_count for s in whole.sessions] == [7, 0, 0, 0]
-    assert whole.sessions[0].last_activity_at > whole.sessions[1].last_activity_at
-
-
-async def test_a_users_summaries_become_a_hashtable_past_sixteen_sessions(
-    private_factory: Callable[..., RedisStateStore],
-) -> None:
-    # A page reads ~20 of them, the newest last in a listpack: each a scan from its start.
-    encodings = []
-    async with private_factory() as store:
-        summaries = store.options.keys.user("many") + ":sum"
-        for _ in range(17):
-            await store.create_session(user_id="many")
-            encodings.append(await store.client.object("encoding", summaries))
-        held = await store.client.hlen(summaries)
-        converter_left = await store.client.hexists(summaries, "")
-        page = await store.list_sessions("many", first=20)
-    assert encodings == ["listpack"] * 16 + ["hashtable"]
-    assert held == 17 and not converter_left  # the converting field is gone
-    assert len(page.sessions) == 17 and page.next_cursor is None
-
-
-async def test_on_a_cluster_the_listing_takes_one_more_command(
-    cluster_factory: Callable[..., RedisStateStore], redis_cluster_url: str
-) -> None:
-    nodes = [f"redis://{n}" for n in redis_cluster_url.removeprefix("redis+cluster://").split(",")]
-    async with cluster_factory() as store:
-        for user_id, calls in ((None, 1), ("u", 2)):
-            sid, commit = await prepared(store, user_id)
-            before = await evalsha_calls(nodes)
-            await store.append_messages(sid, commit)
-            assert await evalsha_calls(nodes) - before == calls
-
-
-async def test_pop_and_replace_are_one_command_each(
+async def test_pop_reads_its_rows_and_replace_is_one_evalsha(
     private_factory: Callable[..., RedisStateStore], private_redis_url: str
 ) -> None:
     CountingConnection.writes = []
     rows = [ChatMessage(role="user", content=str(i)) for i in range(4)]
-    async with (
-        private_factory(connection_class=CountingConnection) as store,
-        aredis.Redis.from_url(private_redis_url, decode_responses=True) as admin,
-        aredis.Redis.from_url(private_redis_url, decode_responses=True) as watcher,
-    ):
+    async with private_factory(connection_class=CountingConnection) as store:
         sid = (await store.create_session(user_id="u")).id
         await store.append_messages(sid, MessageCommit(messages=tuple(rows)))
-        CountingConnection.writes.clear()
-        await admin.ping()
-        async with watcher.monitor() as monitor:
-            assert await store.pop_messages(sid, 2) == rows[2:]
-            result = await store.replace_messages(sid, 1, rows[3:], expect_message_count=2)
-            await admin.echo("helix-sentinel")
-            sent = await monitored(monitor, "helix-sentinel")
+        popped, writes, sent = await counted(
+            store, private_redis_url, lambda: store.pop_messages(sid, 2)
+        )
+        assert popped == rows[2:] and (writes, sent) == (2, ["EVALSHA", "EVALSHA"])
+        result, writes, sent = await counted(
+            store,
+            private_redis_url,
+            lambda: store.replace_messages(sid, 1, rows[3:], expect_message_count=2),
+        )
         assert (result.first_index, result.message_count) == (1, 2)
-        assert len(CountingConnection.writes) == 2
-        assert sent == ["EVALSHA", "EVALSHA"]
+        assert (writes, sent) == (1, ["EVALSHA"])
+
+
+async def test_a_listing_page_is_two_round_trips_on_a_standalone_server(
+    private_factory: Callable[..., RedisStateStore], private_redis_url: str
+) -> None:
+    # The index page, then one pipeline reading each listed session's head and approvals.
+    asked = PendingApproval(
+        approval_id="a1", tool_name="t", tool_call_id="c1", input={}, requested_at=T0
+    )
+    CountingConnection.writes = []
+    async with private_factory(connection_class=CountingConnection) as store:
+        for i in range(25):
+            sid = (await store.create_session(user_id="lister")).id
+            if i % 2:
+                await store.add_pending_approvals(sid, [asked])
+        page, writes, sent = await counted(
+            store, private_redis_url, lambda: store.list_sessions("lister", first=20)
+        )
+    assert len(page.sessions) == 20 and page.next_cursor is not None
+    assert [s.pending_approvals for s in page.sessions] == [0, 1] * 10  # newest first
+    assert writes == 2
+    assert sent == ["ZRANGEBYSCORE"] + ["HMGET", "HLEN"] * 21
+
+
+async def test_on_a_cluster_a_write_of_a_users_session_takes_one_more_evalsha(
+    cluster_factory: Callable[..., RedisStateStore], redis_cluster_url: str
+) -> None:
+    # The user's listing index lives in another slot: it moves after the write landed.
+    nodes = [f"redis://{n}" for n in redis_cluster_url.removeprefix("redis+cluster://").split(",")]
+    async with cluster_factory() as store:
+        for user_id, calls in ((None, 1), ("u", 2)):
+            sid = (await store.create_session(user_id=user_id)).id
+            await store.get_messages(sid)
+            before = await evalsha_calls(nodes)
+            await store.append_messages(sid, turn("a", expect_message_count=0))
+            assert await evalsha_calls(nodes) - before == calls
+            before = await evalsha_calls(nodes)
+            await store.get_messages(sid, limit=20)
+            assert await evalsha_calls(nodes) - before == 1
 
 
 _ARG = re.compile(r'"(.*?)(?<!\\)"')
@@ -282,9 +266,12 @@ async def test_on_a_cluster_no_command_on_any_node_spans_two_slots(
             # Every kind of call: writes with a user (the listing's second step), reads,
             # the listing, pops, a clone, deletes.
             sids = []
-            for _ in range(6):
-                sid, commit = await prepared(store, "monitor-user")
-                await store.append_messages(sid, commit)
+            for n in range(6):
+                sid = (await store.create_session(user_id="monitor-user")).id
+                await store.record_late_answer(
+                    sid, LateAnswer(call_id="c", tool_name="t", output={"n": n}, at=T0)
+                )
+                await store.append_messages(sid, turn("a", commit_id="c1"))
                 sids.append(sid)
             for sid in sids:
                 await store.get_messages(sid, limit=2)

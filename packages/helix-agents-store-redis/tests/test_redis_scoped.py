@@ -43,7 +43,7 @@ async def _crashes(session_id: str, tokens: Mapping[str, str]) -> None:
 async def crashed_commit(store: RedisStateStore, owner: str, **changes: Any) -> str:
     """A new session of ``store`` whose commit of ``changes`` to the user map ``owner``
     landed, and whose roll-forward (this one and every later one) never happens."""
-    store._settle = _crashes  # type: ignore[method-assign]
+    store.engine.journal.settle = _crashes  # type: ignore[method-assign]
     sid = (await store.create_session()).id
     await store.append_messages(sid, with_user_delta(owner, **changes))
     return sid
@@ -71,7 +71,8 @@ async def test_a_crash_after_the_commit_is_repaired_by_the_next_reader_once(
         assert int(text(await client.hget(marks, sid))) == seq
         # A later delta wins; replaying the old entry (a second roll-forward) changes nothing.
         await reader.append_messages(sid, with_user_delta("ada", a=2))
-        _, scripts = reader._live()
+        scripts = reader.engine.scripts
+        assert scripts is not None
         pairs = ["a", json.dumps(1)]
         assert await scripts.run("scs_apply", [map_key, marks], [sid, seq, *pairs]) == 0
         assert await reader.get_scoped_state("user", "ada") == {"a": 2, "big": 10**30}
@@ -91,7 +92,7 @@ async def test_a_commit_sealed_by_a_reader_announces_again_and_lands(
 ) -> None:
     async with factory() as writer, factory() as reader:
         sid = (await writer.create_session()).id
-        announce = writer._announce
+        announce = writer.engine.journal.announce
         rounds: list[dict[str, str]] = []
 
         async def announce_then_a_reader_seals(session_id: str, maps: Any) -> dict[str, str]:
@@ -102,7 +103,7 @@ async def test_a_commit_sealed_by_a_reader_announces_again_and_lands(
                 assert await reader.get_scoped_state("user", "cy") == {}
             return tokens
 
-        writer._announce = announce_then_a_reader_seals  # type: ignore[method-assign]
+        writer.engine.journal.announce = announce_then_a_reader_seals  # type: ignore[method-assign]
         result = await writer.append_messages(sid, with_user_delta("cy", n=1))
         assert result.message_count == 1 and len(rounds) == 2
         assert await reader.get_scoped_state("user", "cy") == {"n": 1}
@@ -217,7 +218,8 @@ async def test_entries_numbered_from_one_by_earlier_versions_apply_in_order_once
         assert await store.get_scoped_state("user", "gus") == {"a": 3, "b": 2}
         assert not await client.exists(journal)
         assert int(text(await client.hget(marks, sid))) > 2
-        _, scripts = store._live()
+        scripts = store.engine.scripts
+        assert scripts is not None
         assert await scripts.run("scs_apply", [map_key, marks], [sid, 2, "b", "1"]) == 0
         assert await store.get_scoped_state("user", "gus") == {"a": 3, "b": 2}
 
@@ -226,7 +228,7 @@ async def test_marks_go_once_their_writers_were_retired_for_the_retention(
     factory: Callable[..., RedisStateStore],
 ) -> None:
     async with factory() as keeping, factory() as pruning:
-        pruning._mark_retention_ms = 0
+        pruning.engine.journal.mark_retention_ms = 0
         _, writers, _, marks, retired = keeping.options.keys.scoped("app", "hal")
         client = keeping.client
         for n in range(3):
@@ -247,14 +249,14 @@ async def test_a_writer_that_writes_again_keeps_its_mark(
     factory: Callable[..., RedisStateStore],
 ) -> None:
     async with factory() as store, factory() as crashing, factory() as pruning:
-        pruning._mark_retention_ms = 0
+        pruning.engine.journal.mark_retention_ms = 0
         map_key, _, _, marks, retired = store.options.keys.scoped("user", "ivy")
         client = store.client
         sid = (await store.create_session()).id
         await store.append_messages(sid, with_user_delta("ivy", a=1))
         first = int(text(await client.hget(marks, sid)))
         # Its next commit announces it again (no longer retired), then the process dies.
-        crashing._settle = _crashes  # type: ignore[method-assign]
+        crashing.engine.journal.settle = _crashes  # type: ignore[method-assign]
         await crashing.append_messages(sid, with_user_delta("ivy", a=2))
         assert await client.zscore(retired, sid) is None
         # As a store of an earlier version, whose announce does not un-retire, would leave it.
@@ -263,7 +265,8 @@ async def test_a_writer_that_writes_again_keeps_its_mark(
         await pruning.append_messages(other, with_user_delta("ivy", b=1))
         # The other writer's retirement pruned every mark due, but not the live writer's.
         assert int(text(await client.hget(marks, sid))) == first
-        _, scripts = store._live()
+        scripts = store.engine.scripts
+        assert scripts is not None
         stale = [sid, first, "a", json.dumps(0)]
         assert await scripts.run("scs_apply", [map_key, marks], stale) == 0
         # The reader settles it, which retires it; at this retention its mark goes at once.

@@ -72,10 +72,10 @@ async def fill_every_key(store: RedisStateStore, sid: str, user_id: str) -> None
     own = ScopedStateDelta(scope="session", changes={"s": 1})
     app = ScopedStateDelta(scope="app", owner="settled", changes={"a": 1})
     await store.append_messages(sid, MessageCommit(scoped_state=(own, app)))
-    store._settle = _never  # type: ignore[method-assign]
+    store.engine.journal.settle = _never  # type: ignore[method-assign]
     user = ScopedStateDelta(scope="user", owner="pending", changes={"p": 1})
     await store.append_messages(sid, MessageCommit(scoped_state=(user,)))
-    del store._settle
+    del store.engine.journal.settle
 
 
 async def _never(session_id: str, tokens: Mapping[str, str]) -> None:

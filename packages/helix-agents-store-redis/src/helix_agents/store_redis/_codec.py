@@ -1,35 +1,55 @@
-"""How values are written to Redis and read back: JSON text and integer microseconds."""
+"""What the scripts are sent and answer: a Want and a Changes as JSON for ``cjson``, rows
+as stored text, and a snapshot read back from the reply of lua/_snapshot.lua."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any
 
 import pydantic
 
-from helix_agents.core import Message, SessionInfo, ValidationError
-from helix_agents.core.backend import dump_message_json, parse_message_json
-from helix_agents.core.models import RunInfo, RunStatus
+from helix_agents.core import (
+    Checkpoint,
+    CommitResult,
+    ContextMessage,
+    LateAnswer,
+    PendingApproval,
+    StoredContextItem,
+    ValidationError,
+)
+from helix_agents.core.backend import (
+    Changes,
+    Snapshot,
+    Want,
+    dump_message_json,
+    parse_message_json,
+)
+from helix_agents.core.context.models import OutputRef
+from helix_agents.core.models import RunInfo
+from helix_agents.core.seam import Queue, rows_json
 
 __all__ = [
-    "dump_metadata",
-    "dump_record",
+    "QUEUE_PREFIX",
+    "changes_json",
+    "dump",
     "from_micros",
-    "load_record",
     "micros",
-    "pack_row",
-    "run_info",
-    "session_info",
+    "snapshot_of",
+    "stored_rows",
     "text",
-    "unpack_rows",
+    "want_json",
 ]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
-_M = TypeVar("_M", bound=pydantic.BaseModel)
-_metadata = pydantic.TypeAdapter(dict[str, pydantic.JsonValue])
+QUEUE_PREFIX: dict[Queue, str] = {"context": "c:", "late": "l:"}
+_QUEUED: dict[Queue, type[StoredContextItem] | type[LateAnswer]] = {
+    "context": StoredContextItem,
+    "late": LateAnswer,
+}
+_metadata: pydantic.TypeAdapter[dict[str, Any]] = pydantic.TypeAdapter(dict[str, Any])
 
 
 def micros(at: datetime) -> int:
@@ -41,79 +61,178 @@ def micros(at: datetime) -> int:
 
 def from_micros(value: Any) -> datetime:
     """The UTC datetime of a microsecond count (as stored or returned by a script)."""
-    return _EPOCH + timedelta(0, 0, int(value))  # positional: cheaper than microseconds=
+    return _EPOCH + timedelta(0, 0, int(value))
 
 
 def text(value: Any) -> Any:
     """A reply with every ``bytes`` decoded, whatever the client's ``decode_responses``."""
     if isinstance(value, bytes):
         return value.decode("utf-8")
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, list):
         return [text(v) for v in value]
-    if isinstance(value, dict):
-        return {text(k): text(v) for k, v in value.items()}
     return value
 
 
-def pack_row(message: Message, session_id: str) -> str:
-    """A row as stored: a one-letter kind ('c' for context rows) and its JSON."""
-    return ("c" if message.role == "context" else "m") + dump_message_json(message, session_id)
-
-
-def unpack_rows(joined: str | bytes | None) -> list[Message]:
-    """The rows a read script returned joined by newlines (see ``lua/r_tail.lua``).
-
-    Row JSON never holds a raw newline: JSON escapes every control character.
-    """
-    if not joined:
-        return []
-    rows: list[str] | list[bytes] = (
-        joined.split(b"\n") if isinstance(joined, bytes) else joined.split("\n")
-    )
-    return [parse_message_json(row[1:]) for row in rows]
-
-
-def dump_record(record: pydantic.BaseModel) -> str:
-    """A record (item, late answer, approval, checkpoint) as JSON, keeping which fields were set."""
+def dump(record: pydantic.BaseModel) -> str:
+    """A record as JSON, keeping which fields were set."""
     try:
         return record.model_dump_json(by_alias=True, exclude_unset=True)
     except ValueError as exc:  # pydantic_core.PydanticSerializationError
         raise ValidationError(f"{type(record).__name__} cannot be stored as JSON: {exc}") from None
 
 
-def load_record(model: type[_M], stored: str) -> _M:
-    """The record a :func:`dump_record` string holds."""
-    return model.model_validate_json(stored)
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def dump_metadata(metadata: Mapping[str, Any]) -> str:
-    """Session metadata as JSON."""
-    return json.dumps(metadata, separators=(",", ":"), ensure_ascii=False)
+def want_json(want: Want) -> str:
+    """``want`` as lua/_snapshot.lua reads it (only what it asks)."""
+    w: dict[str, Any] = {}
+    if want.commit_id is not None:
+        w["c"] = want.commit_id
+    if want.run_id is not None:
+        w["r"] = want.run_id
+    if want.queue_keys:
+        w["qk"] = [QUEUE_PREFIX[q] + k for q, keys in want.queue_keys.items() for k in keys]
+    if want.approval_ids:
+        w["ai"] = list(want.approval_ids)
+    if want.checkpoint_ids:
+        w["ci"] = list(want.checkpoint_ids)
+    if want.output_key is not None:
+        w["ok"] = want.output_key
+    if want.output_id is not None:
+        w["oi"], w["ot"] = want.output_id, want.output_text
+    if want.rows is not None:
+        span = want.rows
+        hi, limit = -1 if span.hi is None else span.hi, -1 if span.limit is None else span.limit
+        w["rows"] = [span.lo, hi, limit, span.last]
+    if want.queued is not None:
+        w["qd"] = QUEUE_PREFIX[want.queued]
+    if want.checkpoints == "all":
+        w["cks"] = "all"
+    elif want.checkpoints is not None:
+        where = want.checkpoints
+        high = "+" if where.high is None else "(" + where.high
+        w["cks"] = ["[" + where.low, high, where.limit]
+    for name, on in (("pend", want.pending), ("win", want.window), ("arch", want.archive)):
+        if on:
+            w[name] = True
+    if want.session_scoped:
+        w["scs"] = True
+    return _compact(w) if w else "{}"
 
 
-def run_info(fields: Mapping[str, Any]) -> RunInfo | None:
-    """The current run from a session's ``run_*`` fields, or ``None``."""
-    run_id = fields.get("run_id")
-    if run_id is None:
-        return None
-    status: RunStatus = fields["run_status"]
-    ended = fields.get("run_ended")
-    return RunInfo(
-        run_id=run_id,
-        status=status,
-        started_at=from_micros(fields["run_started"]),
-        ended_at=None if ended is None else from_micros(ended),
-    )
+def stored_rows(changes: Changes) -> list[str]:
+    """The new rows as stored: 'c' (a context row) or 'm', then the row's JSON."""
+    return [
+        ("c" if row.role == "context" else "m") + text
+        for row, text in zip(changes.rows, rows_json(changes), strict=True)
+    ]
 
 
-def session_info(session_id: str, meta: Mapping[str, Any]) -> SessionInfo:
-    """A :class:`SessionInfo` from the session's ``meta`` hash."""
-    return SessionInfo(
-        id=session_id,
-        user_id=meta.get("user"),
-        created_at=from_micros(meta["created"]),
-        last_activity_at=from_micros(meta["la"]),
-        message_count=int(meta["count"]),
-        current_run=run_info(meta),
-        metadata=_metadata.validate_json(meta["md"]),
+def changes_json(changes: Changes, shared: str, tokens: Mapping[str, str]) -> str:
+    """``changes`` (but its rows, sent apart) as lua/apply.lua reads them; ``shared`` is the
+    journal entry of its app and user deltas, ``tokens`` their maps' writer tokens."""
+    c: dict[str, Any] = {"la": micros(changes.activity)}
+    if changes.clear:
+        c["clear"] = True
+    if changes.cut_to is not None:
+        c["cut"] = changes.cut_to
+    if changes.run is not None:
+        c["run"] = [changes.run.run_id, changes.run.model_dump_json()]
+    if changes.deliveries:
+        c["dl"] = [[QUEUE_PREFIX[q] + key, index] for q, key, index in changes.deliveries]
+    if changes.enqueue is not None:
+        record = changes.enqueue
+        if isinstance(record, LateAnswer):
+            c["enq"] = ["l:" + record.call_id, dump(record)]
+        else:
+            c["enq"] = ["c:" + record.key, dump(record)]
+    pairs = [
+        part
+        for (scope, _), values in changes.scoped.items()
+        if scope == "session"
+        for key, value in values.items()
+        for part in (key, _compact(value))
+    ]
+    if pairs:
+        c["scs"] = pairs
+    if shared:
+        c["shared"], c["tok"] = shared, [v for pair in tokens.items() for v in pair]
+    if changes.commit is not None:
+        cid, result = changes.commit
+        c["cmt"] = [cid, result.message_count, result.model_dump_json()]
+    if changes.drop_below is not None:
+        c["drop"], c["archive"] = changes.drop_below, changes.archive
+    if changes.approvals:
+        c["appr"] = [[a.approval_id, dump(a)] for a in changes.approvals]
+    if changes.resolve is not None:
+        c["res"] = changes.resolve
+    if changes.checkpoint is not None:
+        cp = changes.checkpoint
+        c["ckpt"] = [cp.checkpoint_id, cp.message_count, dump(cp)]
+    if changes.delete_checkpoints:
+        c["dck"] = list(changes.delete_checkpoints)
+    if changes.output is not None:
+        ref, content = changes.output
+        c["out"] = [ref.output_id, ref.key or "", ref.model_dump_json(), content]
+    if changes.compaction is not None:
+        boundary, summary = changes.compaction
+        c["cmp"] = [boundary, dump_message_json(summary)]
+    if changes.preserve:
+        c["pres"] = True
+    return _compact(c)
+
+
+def _pairs(flat: Sequence[Any]) -> list[tuple[Any, Any]]:
+    return list(zip(flat[::2], flat[1::2], strict=True))
+
+
+def snapshot_of(session_id: str, reply: Sequence[Any], want: Want) -> Snapshot:
+    """The :class:`Snapshot` of lua/_snapshot.lua's (decoded) reply to ``want``."""
+    head = reply[0]
+    run = None if head[8] is None else RunInfo.model_validate_json(head[8])
+    queue_state: dict[Queue, dict[str, int | None]] = {q: {} for q in want.queue_keys}
+    for entry, index in _pairs(reply[3]):
+        queue: Queue = "context" if entry[:2] == "c:" else "late"
+        queue_state.setdefault(queue, {})[entry[2:]] = None if index is None else int(index)
+    named = [Checkpoint.model_validate_json(cp) for cp in reply[5] if cp is not None]
+    output = reply[7]
+    summary = None
+    if reply[13] is not None:
+        parsed = parse_message_json(reply[13].partition(" ")[2])
+        summary = parsed if isinstance(parsed, ContextMessage) else None
+    queued: list[StoredContextItem | LateAnswer] = []
+    if want.queued is not None:
+        model = _QUEUED[want.queued]
+        queued = [model.model_validate_json(record) for record in reply[10]]
+    return Snapshot(
+        session_id=session_id,
+        version=int(head[0]),
+        user_id=head[4],
+        created_at=from_micros(head[1]),
+        last_activity_at=from_micros(head[2]),
+        metadata=_metadata.validate_json(head[3]),
+        message_count=int(head[6]),
+        first_index=int(head[5]),
+        ui_count=int(head[7]),
+        current_run=run,
+        window_start=int(head[10]),
+        compactions=int(head[9]),
+        preserved=head[11] == "1",
+        replay=None if reply[1] is None else CommitResult.model_validate_json(reply[1]),
+        run_id_used=reply[2] == 1,
+        queue_state=queue_state,
+        approval_state=dict(_pairs(reply[4])),
+        named_checkpoints={cp.checkpoint_id: cp for cp in named},
+        keyed_output=None if reply[6] is None else OutputRef.model_validate_json(reply[6]),
+        output=(OutputRef.model_validate_json(output[0]), output[1]) if output else None,
+        rows_from=int(reply[8]),
+        rows=[row[1:] for row in reply[9]],
+        queued=queued,
+        pending=[PendingApproval.model_validate_json(a) for a in reply[11]],
+        checkpoints=[Checkpoint.model_validate_json(cp) for cp in reply[12] if cp is not None],
+        summary=summary,
+        archive=[(int(i), row[1:]) for i, _, row in (a.partition(" ") for a in reply[14])],
+        session_scoped={key: json.loads(value) for key, value in _pairs(reply[15])},
     )

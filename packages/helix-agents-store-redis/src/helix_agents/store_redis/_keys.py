@@ -6,41 +6,31 @@ from dataclasses import dataclass
 
 from helix_agents.core import ValidationError
 
-__all__ = ["SESSION_KEYS", "KeySpace", "map_siblings", "summaries_of"]
+__all__ = ["SESSION_KEYS", "KeySpace", "map_siblings"]
 
-# The KEYS order of every write script; _schema.py names them in Lua (META, ROWS, ...).
+# The KEYS order of lua/apply.lua and lua/read.lua, named in Lua by the upper-cased name
+# (META, ROWS, ...); docs/backends/redis.md, "Key layout", says what each holds.
 SESSION_KEYS = (
-    "meta",  # hash: created, la, first, count, ui, md, user, ukey, run_*
+    "meta",  # hash: v (version), created, la, md, user, ukey, first, count, ui, run, cmpn, ws, pres
     "rows",  # list: retained rows, 'c' (context) or 'm' + JSON
-    "ctx",  # hash: context item key -> record JSON
-    "ctxd",  # zset: delivered context item key -> row index
-    "late",  # hash: late answer call id -> record JSON
-    "lated",  # zset: delivered call id -> row index
+    "q",  # hash: 'c:' + context item key / 'l:' + call id -> record JSON
+    "qd",  # zset: delivered queue entry -> index of the delivering row
     "appr",  # hash: pending approval id -> JSON
     "done",  # set: resolved approval ids
     "ckpt",  # hash: checkpoint id -> JSON
     "ckptn",  # zset: checkpoint id -> message_count
-    "runs",  # set: run ids the session has used
-    "cmt",  # hash: commit id -> "first_index:message_count"
+    "ckptl",  # zset: checkpoint ids at score 0, for pages by id
+    "runs",  # set: run ids the session has started
+    "cmt",  # hash: commit id -> CommitResult JSON
     "cmtn",  # zset: commit id -> message_count
-    "ckptl",  # zset: checkpoint ids, all at score 0, for pages by id (lua/ckpt_page.lua)
-    # The context store (docs/context-strategies.md):
-    "out",  # hash: output id -> content
-    "outr",  # hash: output id -> OutputRef JSON
-    "outk",  # hash: caller key -> output id
-    "cmp",  # list: compactions, oldest first, JSON {"b": boundary, "s": summary row}
-    "arch",  # list: rows retention archived ('c'/'m' + JSON); meta 'arch0' is the first index
-    # Scoped state (docs/scoped-state.md):
-    "scs",  # hash: the session's own map, key -> JSON
+    "out",  # hash: 't:' + output id -> text, 'r:' + id -> OutputRef JSON, 'k:' + key -> id
+    "cmp",  # list: compactions, oldest first: '<boundary> <summary row JSON>'
+    "arch",  # list: rows retention archived: '<index> <stored row>'
+    "scs",  # hash: the session's own scoped-state map, key -> JSON
     "scsj",  # hash: journal of app/user deltas not yet applied, sequence -> entry JSON
     "scsp",  # hash: map key -> highest journal sequence naming it (pending)
-    "scss",  # hash: map key -> the writers' token a reader sealed (see lua/scs_settle.lua)
+    "scss",  # hash: map key -> the writers' token a reader sealed (lua/scs_settle.lua)
 )
-
-
-def summaries_of(user_key: str) -> str:
-    """The hash of listing summaries beside a user's index, in its slot (``lua/_index.lua``)."""
-    return user_key + ":sum"
 
 
 def map_siblings(map_key: str) -> tuple[str, str, str, str]:
@@ -80,10 +70,6 @@ class KeySpace:
     def meta(self, session_id: str) -> str:
         """The session's hash of scalar fields."""
         return f"{self.base}{{{_tag(session_id)}}}:meta"
-
-    def approvals(self, session_id: str) -> str:
-        """The session's pending approvals."""
-        return f"{self.base}{{{_tag(session_id)}}}:appr"
 
     def user(self, user_id: str) -> str:
         """The listing index of ``user_id``: a sorted set under the user's own hash tag."""

@@ -9,6 +9,9 @@ from typing import Any
 
 from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.connection import SSLConnection
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import ResponseError
 
 from helix_agents.core import ValidationError
 from helix_agents.core.errors import StoreMisconfiguredError
@@ -46,7 +49,7 @@ async def open_scripts(client: Redis | RedisCluster, where: str) -> Scripts:
                     )
         await loading
     except DRIVER_ERRORS as exc:
-        raise driver_error(exc, None, write=False, where=where) from exc
+        raise driver_error(exc, None, write=False, where=where, opening=True) from exc
     except OPTION_ERRORS as exc:
         # A redis-py option of the wrong type or value, found by the first connection.
         raise ValidationError(
@@ -84,20 +87,23 @@ def _check_tls_files(settings: dict[str, Any], where: str) -> None:
 
 
 async def _speaks_plain_redis(settings: dict[str, Any]) -> bool:
-    """Whether the server answers a plain-text PING with a Redis reply (so it is not TLS)."""
+    """Whether the server answers a plain-text PING as Redis does (so it is not TLS): asked
+    through a plain redis-py client of the store's own, which sends no credentials."""
     host, port = settings.get("host", "localhost"), settings.get("port", 6379)
     timeout = settings.get("socket_connect_timeout") or 1.0
+    probe = Redis(
+        host=host,
+        port=port,
+        socket_connect_timeout=timeout,
+        socket_timeout=timeout,
+        retry=Retry(NoBackoff(), 0),
+    )
     try:
-        async with asyncio.timeout(timeout):
-            reader, writer = await asyncio.open_connection(host, port)
-            try:
-                writer.write(b"PING\r\n")
-                reply = await reader.read(1)
-            finally:
-                writer.close()
-                with contextlib.suppress(OSError):
-                    await writer.wait_closed()
+        await probe.ping()
+    except ResponseError:  # NOAUTH, DENIED, ...: a Redis reply all the same
+        return True
     except Exception:
         return False
-    # "+PONG", or "-NOAUTH …" / "-DENIED …": a RESP reply; a TLS server sends an alert or closes.
-    return reply in (b"+", b"-")
+    finally:
+        await probe.aclose()
+    return True

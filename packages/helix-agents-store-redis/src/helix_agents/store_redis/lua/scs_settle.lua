@@ -3,13 +3,13 @@
 -- ARGV: n applied sequences, the sequences, then map key / writers' token pairs.
 -- Returns the map keys sealed (their writers entry may now go, lua/scs_drop.lua).
 -- A commit that announced itself after the token a seal holds clears the seal; one
--- that announced before it is refused ('sealed') and announces again (store.py).
+-- that announced before it is refused ('sealed') and announces again (_engine.py).
 local n = tonumber(ARGV[1])
 for i = 2, n + 1 do
   redis.call('HDEL', KEYS[2], ARGV[i])
 end
 local sealed = {}
--- A seal goes only to a live session, and expires with it (lua/_session.lua).
+-- A seal goes only to a live session, and expires with it (lua/apply.lua).
 local deadline = redis.call('PEXPIRETIME', KEYS[1])
 local alive = deadline ~= -2
 for i = n + 2, #ARGV, 2 do
