@@ -101,7 +101,7 @@ async def test_every_payload_reads_back_exactly(open_store: Any) -> None:
         await store.save_checkpoint("s", checkpoint)
         assert await store.get_checkpoint("s", "p") == checkpoint
         deltas = tuple(
-            ScopedStateDelta(scope=scope, owner=owner, changes={"v": odd})  # type: ignore[arg-type]
+            ScopedStateDelta(scope=scope, owner=owner, changes={"v": odd})
             for scope, owner in (("app", "a"), ("user", "u"), ("session", None))
         )
         rows = (ChatMessage(role="user", content="x\x00"), ChatMessage(role="user", content="y"))

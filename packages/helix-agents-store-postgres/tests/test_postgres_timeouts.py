@@ -77,8 +77,9 @@ async def test_a_frozen_server_times_out_reads_and_writes_then_the_store_recover
     """get_session and append_messages end within the timeout; a sent write may have landed."""
     caplog.set_level(logging.DEBUG)
     assert await store.get_message_count("s") == 0  # the head the plain append is planned from
+    plain = MessageCommit(messages=(_user("a"),))
     with private_pg.frozen():
-        write, took = await _timed(store.append_messages("s", MessageCommit(messages=(_user("a"),))))
+        write, took = await _timed(store.append_messages("s", plain))
         assert took < TIMEOUT + MARGIN
         assert isinstance(write, StoreUnavailableError)
         assert write.may_have_landed is True and write.retryable is True

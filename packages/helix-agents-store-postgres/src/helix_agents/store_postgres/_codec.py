@@ -140,6 +140,8 @@ def changes_json(changes: Changes) -> str:
         c["compaction"] = [boundary, dump_message_json(summary)]
     if changes.preserve:
         c["preserve"] = True
+    if len(c) == 3 and "rows" in c:  # rows alone: the applier's one-statement way
+        c["plain"] = True
     return json.dumps(c)
 
 

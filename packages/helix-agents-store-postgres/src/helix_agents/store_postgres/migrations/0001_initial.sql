@@ -224,9 +224,16 @@ BEGIN
 END
 $$;
 
+-- PL/pgSQL keeps the plans of a function's queries for the connection (a SQL function
+-- that cannot be inlined plans its body on every call).
 CREATE FUNCTION __agents_snapshot(p_id text, w jsonb) RETURNS __agents_snap
-LANGUAGE sql STABLE SET search_path FROM CURRENT AS $$
-    SELECT __agents_read(s, w) FROM __agents_sessions s WHERE s.session_id = p_id
+LANGUAGE plpgsql STABLE SET search_path FROM CURRENT AS $$
+DECLARE
+    s __agents_sessions%ROWTYPE;
+BEGIN
+    SELECT * INTO s FROM __agents_sessions WHERE session_id = p_id;
+    RETURN CASE WHEN FOUND THEN __agents_read(s, w) END;
+END
 $$;
 
 -- Apply the Changes c (fields in core's order, meanings of core's inprocess/_changes.py)
@@ -240,6 +247,27 @@ DECLARE
     v    bigint;
     t    text;
 BEGIN
+    -- Rows alone ('plain', the hot path): one statement locks the row, checks the version
+    -- and writes; the general way below means the same, in more statements.
+    IF c ? 'plain' THEN
+        WITH x AS (
+            UPDATE __agents_sessions SET version = version + 1,
+                last_activity_at = (c->>'activity')::timestamptz,
+                message_count = message_count + jsonb_array_length(c->'rows'),
+                ui_count = ui_count + jsonb_array_length(c->'rows')
+                    - jsonb_array_length(c->'context')
+            WHERE session_id = p_id AND version = p_version RETURNING *
+        ), added AS (
+            INSERT INTO __agents_messages (session_id, idx, is_context, body)
+            SELECT p_id, x.message_count - jsonb_array_length(c->'rows') + r.n - 1,
+                (c->'context') @> to_jsonb(r.n - 1), r.body
+            FROM x, jsonb_array_elements_text(c->'rows') WITH ORDINALITY AS r(body, n))
+        SELECT * INTO s FROM x;
+        IF FOUND THEN
+            snap.head := __agents_head(s);
+            RETURN snap;
+        END IF;
+    END IF;
     SELECT * INTO s FROM __agents_sessions WHERE session_id = p_id FOR UPDATE;
     IF NOT FOUND THEN
         RETURN snap;
@@ -293,7 +321,9 @@ BEGIN
         ON CONFLICT (session_id, queue, item_key)
         DO UPDATE SET body = excluded.body, delivered_at = NULL;
     END IF;
-    s.scoped := s.scoped || coalesce(c->'session_scoped', '{}');
+    IF c ? 'session_scoped' THEN
+        s.scoped := s.scoped || (c->'session_scoped');
+    END IF;
     IF c ? 'scoped' THEN  -- app and user maps, key by key, in one order (no deadlock)
         INSERT INTO __agents_scoped (scope, owner, name, value)
         SELECT m->>0, m->>1, kv.key, kv.value
@@ -348,11 +378,13 @@ BEGIN
         VALUES (p_id, s.compactions, s.window_start, c->'compaction'->>1);
     END IF;
     s.preserved := s.preserved OR c ? 'preserve';
-    UPDATE __agents_sessions SET version = s.version + 1,
-        last_activity_at = (c->>'activity')::timestamptz, message_count = s.message_count,
-        first_index = s.first_index, ui_count = s.ui_count, run = s.run, scoped = s.scoped,
-        window_start = s.window_start, compactions = s.compactions, preserved = s.preserved
-    WHERE session_id = p_id RETURNING * INTO s;
+    s.version := s.version + 1;
+    s.last_activity_at := (c->>'activity')::timestamptz;
+    UPDATE __agents_sessions SET version = s.version, last_activity_at = s.last_activity_at,
+        message_count = s.message_count, first_index = s.first_index, ui_count = s.ui_count,
+        run = s.run, scoped = s.scoped, window_start = s.window_start,
+        compactions = s.compactions, preserved = s.preserved
+    WHERE session_id = p_id;
     snap.head := __agents_head(s);
     RETURN snap;
 END
