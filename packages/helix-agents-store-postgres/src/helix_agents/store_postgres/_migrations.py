@@ -61,25 +61,17 @@ class Migration:
     checksum: str
 
 
-def _sql_files(folder: str, pattern: re.Pattern[str]) -> list[tuple[re.Match[str], str, str]]:
-    """``(name match, text, sha256)`` of each matching file in ``folder``."""
-    found = []
-    for entry in files("helix_agents.store_postgres").joinpath(folder).iterdir():
-        match = pattern.match(entry.name)
-        if match:
-            # Hash with LF line endings, so a checkout that rewrote them changes nothing.
-            raw = entry.read_bytes().replace(b"\r\n", b"\n")
-            found.append((match, raw.decode(), hashlib.sha256(raw).hexdigest()))
-    return found
-
-
 @cache
 def migrations() -> tuple[Migration, ...]:
     """The migrations this package ships, by version (1, 2, … without gaps)."""
-    found = [
-        Migration(int(match.group(1)), match.group(0), text, checksum)
-        for match, text, checksum in _sql_files("migrations", _FILE)
-    ]
+    found = []
+    for entry in files("helix_agents.store_postgres").joinpath("migrations").iterdir():
+        match = _FILE.match(entry.name)
+        if match:
+            # Hash with LF line endings, so a checkout that rewrote them changes nothing.
+            raw = entry.read_bytes().replace(b"\r\n", b"\n")
+            checksum = hashlib.sha256(raw).hexdigest()
+            found.append(Migration(int(match.group(1)), match.group(0), raw.decode(), checksum))
     found.sort(key=lambda m: m.version)
     if [m.version for m in found] != list(range(1, len(found) + 1)):
         raise RuntimeError(f"migration files are not numbered 1..n: {[m.name for m in found]}")
@@ -113,26 +105,17 @@ def check_applied(schema: str, applied: list[tuple[int, str, str]]) -> list[Migr
     return pending
 
 
-async def _has_table(cur: AsyncCursor[TupleRow], schema: str, table: str) -> bool:
-    await cur.execute(
-        "SELECT to_regclass(format('%%I.%%I', %s::text, %s::text)) IS NOT NULL",
-        [schema, table],
-        prepare=False,
-    )
-    row = await cur.fetchone()
-    return row is not None and bool(row[0])
-
-
 async def read_applied(cur: AsyncCursor[TupleRow], schema: str) -> list[tuple[int, str, str]]:
     """``(version, name, checksum)`` of each migration applied to ``schema``, or ``[]``."""
-    if not await _has_table(cur, schema, "__agents_migrations"):
-        return []
+    table = sql.Identifier(schema, "__agents_migrations")
     await cur.execute(
-        sql.SQL(
-            "SELECT version, name, checksum FROM {}.__agents_migrations ORDER BY version"
-        ).format(sql.Identifier(schema)),
-        prepare=False,
+        "SELECT to_regclass(%s) IS NOT NULL", [table.as_string(cur.connection)], prepare=False
     )
+    found = await cur.fetchone()
+    if not (found and found[0]):
+        return []
+    query = sql.SQL("SELECT version, name, checksum FROM {} ORDER BY version").format(table)
+    await cur.execute(query, prepare=False)
     return [(int(v), str(n), str(c)) for v, n, c in await cur.fetchall()]
 
 
