@@ -32,12 +32,13 @@ from helix_agents.core.backend import (
     parse_messages_json,
 )
 from helix_agents.core.context import OutputRef
-from helix_agents.core.seam import Queue, rows_json
+from helix_agents.core.seam import rows_json  # not in helix_agents.core.backend (yet)
 
 __all__ = ["changes_json", "snapshot", "want_json"]
 
 _M = TypeVar("_M", bound=pydantic.BaseModel)
 _HEAD = Want()
+_NOTHING: tuple[Any, ...] = (None, False, [], {})  # what a Want leaves out: not asked
 _lists: dict[type[Any], pydantic.TypeAdapter[Any]] = {}
 
 
@@ -50,39 +51,27 @@ def want_json(want: Want) -> str:
     """The Want as ``__agents_read`` takes it: only what it asks for."""
     if want == _HEAD:
         return "{}"
-    w: dict[str, Any] = {}
-    for key, value in (
-        ("commit", want.commit_id),
-        ("run", want.run_id),
-        ("output_key", want.output_key),
-        ("output_id", want.output_id),
-        ("queued", want.queued),
-    ):
-        if value is not None:
-            w[key] = value
-    if want.queue_keys:
-        w["keys"] = {queue: list(keys) for queue, keys in want.queue_keys.items()}
-    for key, ids in (("approvals", want.approval_ids), ("checkpoint_ids", want.checkpoint_ids)):
-        if ids:
-            w[key] = list(ids)
-    for key, flag in (
-        ("output_text", want.output_text),
-        ("pending", want.pending),
-        ("window", want.window),
-        ("archive", want.archive),
-        ("scoped", want.session_scoped),
-    ):
-        if flag:
-            w[key] = True
-    if want.rows is not None:
-        span = want.rows
-        w["rows"] = [span.lo, span.hi, span.limit, span.last]
-    if want.checkpoints == "all":
-        w["checkpoints"] = "all"
-    elif want.checkpoints is not None:
-        where = want.checkpoints
-        w["checkpoints"] = [where.low, where.high, where.limit]
-    return json.dumps(w)
+    span, where = want.rows, want.checkpoints
+    w = {
+        "commit": want.commit_id,
+        "run": want.run_id,
+        "keys": {queue: list(keys) for queue, keys in want.queue_keys.items()},
+        "approvals": list(want.approval_ids),
+        "checkpoint_ids": list(want.checkpoint_ids),
+        "output_key": want.output_key,
+        "output_id": want.output_id,
+        "output_text": want.output_text,
+        "rows": None if span is None else [span.lo, span.hi, span.limit, span.last],
+        "queued": want.queued,
+        "pending": want.pending,
+        "checkpoints": where
+        if where is None or where == "all"
+        else [where.low, where.high, where.limit],
+        "window": want.window,
+        "archive": want.archive,
+        "scoped": want.session_scoped,
+    }
+    return json.dumps({key: value for key, value in w.items() if value not in _NOTHING})
 
 
 def changes_json(changes: Changes) -> str:
@@ -164,7 +153,7 @@ def _models(model: type[_M], text: str | None) -> list[_M]:
     return found
 
 
-def snapshot(session_id: str, row: Sequence[Any], queue: Queue | None) -> Snapshot | None:
+def snapshot(session_id: str, row: Sequence[Any], queue: str | None) -> Snapshot | None:
     """The snapshot an ``__agents_snap`` row answers (``queue``: the queue the Want listed);
     ``None`` when the session is gone."""
     (_, head, rows_from, rows, replay, run_used, queue_state, approval_state, named, keyed) = row[

@@ -9,8 +9,7 @@ from typing import Any
 from psycopg_pool import AsyncConnectionPool
 
 from helix_agents.core import ValidationError
-from helix_agents.core.backend import StoreBase, utcnow
-from helix_agents.core.limits import MAX_COUNT
+from helix_agents.core.backend import MAX_COUNT, StoreBase, utcnow
 
 from ._config import (
     DEFAULT_OPERATION_TIMEOUT,
