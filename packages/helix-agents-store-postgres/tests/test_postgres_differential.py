@@ -1,4 +1,4 @@
-"""The PostgreSQL functions against core's rules: generated sequences, every result and error."""
+"""The PostgreSQL engine against the memory store: generated sequences, every result and error."""
 
 from __future__ import annotations
 

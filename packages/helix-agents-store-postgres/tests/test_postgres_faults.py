@@ -28,12 +28,12 @@ async def _contents(store: Any, sid: str) -> list[Any]:
 
 
 async def _backend_waiting_on_lock(admin: psycopg.AsyncConnection[Any], schema: str) -> int:
-    """The pid of the backend running this schema's commit function, once it waits on a lock."""
+    """The pid of the backend running this schema's applier, once it waits on a lock."""
     with anyio.fail_after(10):
         while True:
             cur = await admin.execute(
                 "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE %s",
-                [f'%"{schema}".__agents_commit%'],
+                [f'%"{schema}".__agents_apply%'],
             )
             row = await cur.fetchone()
             if row is not None:
@@ -109,7 +109,8 @@ async def _kill_backends_of(admin: psycopg.AsyncConnection[Any], application_nam
 async def _killed_idle_connection(
     pg_url: str, schema: str, tag: str, settings: PoolSettings
 ) -> AsyncIterator[PostgresStateStore]:
-    """A store on ``schema`` with session ``s``, whose idle connection the server just killed."""
+    """A store on ``schema`` with session ``s`` (its head read, so a plain append is one
+    apply), whose idle connection the server just killed."""
     name = f"helix-{tag}-{schema}"
     url = f"{pg_url}{'&' if '?' in pg_url else '?'}application_name={name}"
     async with (
@@ -117,6 +118,7 @@ async def _killed_idle_connection(
         await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as admin,
     ):
         await store.create_session("s")
+        assert await store.get_message_count("s") == 0
         assert await _kill_backends_of(admin, name) == 1
         yield store
 

@@ -1,22 +1,30 @@
-"""The JSON codec: json.dumps where jsonb keeps the text, the careful writer where it would not."""
+"""JSON fidelity: payloads rest as the JSON text core made, so every read gives back exactly
+what was written (floats ``jsonb`` would print positionally, NUL it would refuse)."""
 
 from __future__ import annotations
 
-import json
 import math
 import random
 import struct
+from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
 import pytest
+from psycopg import sql
 
-from helix_agents.core import ChatMessage, MessageCommit, ValidationError
-from helix_agents.core.backend import coerce_commit
-from helix_agents.core.messages import dump_message
-from helix_agents.store_postgres import _json
+from helix_agents.core import (
+    ChatMessage,
+    Checkpoint,
+    LateAnswer,
+    MessageCommit,
+    ScopedStateDelta,
+)
+from helix_agents.core.backend import dump_message_json
+from helix_agents.core.context import Compaction
 
 pytestmark = pytest.mark.anyio
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 _EDGE_FLOATS = [
     1e100,
@@ -43,39 +51,6 @@ def _random_floats(count: int) -> list[float]:
     return found
 
 
-def test_dumps_uses_plain_json_unless_jsonb_would_alter_it() -> None:
-    """Plain values are json.dumps' text; exponents, NUL and the escape character are rewritten."""
-    plain = {"a": [1, 2.5, "x e+1", None, True], "b": {"c": "é"}}
-    assert _json.dumps(plain) == json.dumps(plain, ensure_ascii=False, separators=(",", ":"))
-    assert _json.dumps({"f": 1e100}) == '{"f":1' + "0" * 100 + ".0}"
-    assert _json.dumps({"f": 1e-05}) == '{"f":0.00001}'
-    assert _json.dumps(["a\x00b"]) == '["a\ue000\ue002b"]'
-    assert _json.dumps(["\ue000"]) == '["\ue000\ue001"]'
-    # Text that only looks like an exponent or an escaped NUL is written as it is.
-    assert json.loads(_json.dumps(["1e+5", "\\u0000"])) == ["1e+5", "\\u0000"]
-    with pytest.raises(ValueError, match="not JSON compliant"):
-        _json.dumps([math.inf])
-
-
-async def test_values_round_trip_through_jsonb_text(pg_url: str) -> None:
-    """dumps -> jsonb -> text -> loads / parse_row gives back the value, on both paths."""
-    floats = _EDGE_FLOATS + _random_floats(300)
-    rows = [
-        ChatMessage(role="user", content="plain", extra={"f": floats, "i": [10**30, -7]}),
-        ChatMessage(role="tool", content="n\x00l \ue000", tool_call_id="c", extra={"f": floats}),
-    ]
-    async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as conn:
-        for row in rows:
-            cur = await conn.execute("SELECT %s::jsonb::text", (_json.dumps(dump_message(row)),))
-            found = await cur.fetchone()
-            assert found is not None
-            back = _json.parse_row(found[0])
-            assert back == row
-            assert back.model_extra is not None
-            assert [repr(v) for v in back.model_extra["extra"]["f"]] == [repr(v) for v in floats]
-            assert _json.loads(found[0]) == dump_message(row)
-
-
 async def test_store_reads_back_floats_exactly(open_store: Any) -> None:
     """Rows with floats jsonb prints positionally read back exactly, by get and by page."""
     floats = _EDGE_FLOATS + _random_floats(100)
@@ -92,66 +67,52 @@ async def test_store_reads_back_floats_exactly(open_store: Any) -> None:
             assert back.model_extra["extra"]["f"] == floats
 
 
-def _texts(rows: list[ChatMessage]) -> list[str] | None:
-    _, texts = coerce_commit(MessageCommit(messages=tuple(rows)))
-    return texts
+async def test_a_row_rests_as_the_text_core_made(
+    open_store: Any, pg_url: str, migrated: str
+) -> None:
+    """The body column holds ``dump_message_json(row)``, byte for byte."""
+    row = ChatMessage(role="user", content="n\x00l \ue000", extra={"f": [1e100, -0.0]})
+    async with open_store() as store:
+        await store.create_session("s")
+        await store.append_messages("s", MessageCommit(messages=(row,)))
+    async with await psycopg.AsyncConnection.connect(pg_url) as conn:
+        cur = await conn.execute(
+            sql.SQL("SELECT body FROM {} WHERE session_id = 's'").format(
+                sql.Identifier(migrated, "__agents_messages")
+            )
+        )
+        assert await cur.fetchall() == [(dump_message_json(row),)]
 
 
-def test_dump_rows_sends_core_texts_as_dumps_would_store_them() -> None:
-    """core's one-walk texts go to jsonb as they are when jsonb keeps them: the same values."""
-    rows = [
-        ChatMessage(role="user", content="plain é \n"),
-        ChatMessage(role="assistant", content=None, tool_calls=[{"id": "c", "n": [1, 2.5]}]),
-        # Text that looks like an exponent, but not where a number could stand.
-        ChatMessage(role="tool", content="call_8e2f 12e4", tool_call_id="c"),
-    ]
-    texts = _texts(rows)
-    assert texts is not None
-    text = _json.dump_rows(rows, texts)
-    assert text == "[" + ",".join(texts) + "]"
-    assert json.loads(text) == json.loads(_json.dumps([dump_message(m) for m in rows]))
-
-
-@pytest.mark.parametrize(
-    ("row", "altered"),
-    [
-        (ChatMessage(role="user", content="a\x00b"), True),
-        (ChatMessage(role="user", content="\ue000"), True),
-        (ChatMessage(role="user", content="x", extra={"f": 1e100}), True),
-        (ChatMessage(role="user", content="x", extra={"f": [1e16, -1e-07]}), True),
-        # Only looks like an exponent: the careful path costs more, and is still right.
-        (ChatMessage(role="user", content="call 12e+4"), False),
-    ],
-)
-def test_dump_rows_leaves_what_jsonb_would_alter_to_dumps(row: ChatMessage, altered: bool) -> None:
-    """A NUL, the escape character or a float's exponent (1e+100 in pydantic_core's text too)."""
-    texts = _texts([row])
-    assert texts is not None
-    sent = _json.dump_rows([row], texts)
-    assert sent == _json.dumps([dump_message(row)])
-    assert (sent != "[" + ",".join(texts) + "]") is altered
-
-
-async def test_parse_rows_is_parse_row_of_each(pg_url: str) -> None:
-    """Rows validated in one call are the rows one by one; an escaped row, a row that does
-    not validate, each goes row by row (the same error as alone)."""
-    rows = [
-        ChatMessage(role="user", content="u"),
-        ChatMessage(role="assistant", content=None, tool_calls=[{"id": "c"}], name="n"),
-        ChatMessage(role="tool", content="n\x00l \ue000", tool_call_id="c"),
-    ]
-    async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as conn:
-        texts = []
-        for row in rows:
-            cur = await conn.execute("SELECT %s::jsonb::text", (_json.dumps(dump_message(row)),))
-            found = await cur.fetchone()
-            assert found is not None
-            texts.append(found[0])
-    assert _json.parse_rows(texts) == [_json.parse_row(t) for t in texts] == rows
-    assert _json.parse_rows(texts[:2]) == rows[:2]
-    bad = [texts[0], '{"role": "user"}']
-    with pytest.raises(ValidationError) as batch:
-        _json.parse_rows(bad)
-    with pytest.raises(ValidationError) as alone:
-        _json.parse_row(bad[1])
-    assert str(batch.value) == str(alone.value)
+async def test_every_payload_reads_back_exactly(open_store: Any) -> None:
+    """Metadata, queued records, checkpoints, scoped maps, outputs and summaries keep NUL,
+    the private-use characters and every float."""
+    odd: Any = {"t": "a\x00b\ue000\ue001", "f": _EDGE_FLOATS, "i": 10**30, "k\x00": [1.0]}
+    async with open_store(max_messages=1) as store:
+        await store.create_session("s", user_id="u", metadata=odd)
+        info = await store.get_session("s")
+        assert info is not None and info.metadata == odd
+        late = LateAnswer(call_id="c", tool_name="t", output=odd, at=T0)
+        await store.record_late_answer("s", late)
+        assert await store.list_undelivered_late_answers("s") == [late]
+        checkpoint = Checkpoint(
+            checkpoint_id="p", run_id="r", message_count=0, state=odd, created_at=T0
+        )
+        await store.save_checkpoint("s", checkpoint)
+        assert await store.get_checkpoint("s", "p") == checkpoint
+        deltas = tuple(
+            ScopedStateDelta(scope=scope, owner=owner, changes={"v": odd})
+            for scope, owner in (("app", "a"), ("user", "u"), ("session", None))
+        )
+        rows = (ChatMessage(role="user", content="x\x00"), ChatMessage(role="user", content="y"))
+        await store.append_messages("s", MessageCommit(messages=rows, scoped_state=deltas))
+        for scope, owner in (("app", "a"), ("user", "u"), ("session", "s")):
+            assert await store.get_scoped_state(scope, owner) == {"v": odd}
+        ref = await store.store_output("s", "line\x00one\n\ue000two", key="k")
+        assert await store.read_output("s", ref.output_id) is not None
+        assert (await store.get_output("s", ref.output_id)).model_dump() == ref.model_dump()
+        await store.record_compaction("s", Compaction(boundary=2, summary="sum\x00mary"))
+        window = await store.get_window("s")
+        assert window.summary is not None and window.summary.content == "sum\x00mary"
+        assert [m.content for m in window.messages] == []
+        assert await store.get_messages("s") == [rows[1]]

@@ -1,11 +1,9 @@
-"""Versioned migrations: many processes at once, checksums, unknown versions, caller connections,
-function files."""
+"""Versioned migrations: many processes at once, checksums, unknown versions, caller connections."""
 
 from __future__ import annotations
 
 import contextlib
 import json
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,31 +14,26 @@ import pytest
 from psycopg import sql
 
 from helix_agents.core import ChatMessage, MessageCommit, StateStoreError
-from helix_agents.core.refusals import REFUSALS
 from helix_agents.store_postgres import MigrationError, PoolSettings, PostgresStateStore, migrate
-from helix_agents.store_postgres._migrations import function_files, migrations
+from helix_agents.store_postgres._migrations import migrations
 
 pytestmark = pytest.mark.anyio
 
 CHILD = Path(__file__).with_name("postgres_child.py")
 SMALL_POOL = PoolSettings(min_size=1, max_size=2)
-_DEFINED = re.compile(r"CREATE (?:OR REPLACE )?FUNCTION (\w+)")
 TABLES = {
     "__agents_sessions",
     "__agents_messages",
     "__agents_runs",
-    "__agents_context_items",
-    "__agents_late_answers",
+    "__agents_queued",
     "__agents_approvals",
     "__agents_checkpoints",
     "__agents_commits",
     "__agents_outputs",
     "__agents_compactions",
     "__agents_archive",
-    "__agents_preserved",
-    "__agents_scoped_state",
+    "__agents_scoped",
     "__agents_migrations",
-    "__agents_functions",
 }
 
 
@@ -60,16 +53,6 @@ def _tables(pg_url: str, schema: str) -> set[str]:
             "SELECT tablename FROM pg_tables WHERE schemaname = %s", [schema]
         ).fetchall()
     return {str(name) for (name,) in rows}
-
-
-def _recorded(pg_url: str, schema: str) -> dict[str, str]:
-    with psycopg.connect(pg_url) as conn:
-        rows = conn.execute(
-            sql.SQL("SELECT name, checksum FROM {}.__agents_functions").format(
-                sql.Identifier(schema)
-            )
-        ).fetchall()
-    return {str(n): str(c) for n, c in rows}
 
 
 def _expected() -> list[tuple[int, str, str]]:
@@ -116,10 +99,13 @@ def test_many_processes_migrate_an_empty_schema_once(pg_url: str, schema: str) -
     assert _tables(pg_url, schema) == TABLES
 
 
-async def test_migrated_schema_works_and_store_checks_it(open_store: Any) -> None:
+async def test_migrated_schema_works_and_store_checks_it(
+    open_store: Any, pg_url: str, migrated: str
+) -> None:
     """A store opens on a migrated schema; migrate() again applies nothing."""
     async with open_store() as store:
-        assert await store.migrate() == []
+        await store.migrate()  # nothing to apply
+        assert _applied(pg_url, migrated) == _expected()
         await store.create_session("s")
         done = await store.append_messages(
             "s", MessageCommit(messages=(ChatMessage(role="user", content="hi"),))
@@ -211,43 +197,3 @@ async def test_driver_errors_while_migrating_are_wrapped(pg_url: str) -> None:
                 await migrate(conn, "locked_schema")
             assert caught.value.code == "state_unavailable"
             assert caught.value.may_have_landed is False  # type: ignore[attr-defined]
-
-
-def test_no_function_is_defined_twice() -> None:
-    """A function lives in one function file; a numbered migration creates none but the
-    empty one its trigger names, so a fresh schema creates each function once at the most."""
-    in_files = [n for f in function_files() for n in _DEFINED.findall(f.sql)]
-    in_migrations = [n for m in migrations() for n in _DEFINED.findall(m.sql)]
-    assert len(in_files) == len(set(in_files))
-    assert in_migrations == ["__agents_rows_removed"]
-    assert set(in_migrations) <= set(in_files)
-
-
-async def test_a_changed_function_file_is_stale_until_migrated(pg_url: str, migrated: str) -> None:
-    """A recorded checksum that differs from the file stops open; migrate() re-applies it."""
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(
-            sql.SQL("UPDATE {} SET checksum = 'older' WHERE name = 'commit.sql'").format(
-                sql.Identifier(migrated, "__agents_functions")
-            )
-        )
-    with pytest.raises(MigrationError) as caught:
-        async with PostgresStateStore(pg_url, schema=migrated, pool_settings=SMALL_POOL):
-            pass
-    assert caught.value.code == "state_migration"
-    assert "functions/commit.sql" in str(caught.value)
-    async with PostgresStateStore(
-        pg_url, schema=migrated, pool_settings=SMALL_POOL, auto_migrate=True
-    ) as store:
-        await store.create_session("s")
-    assert _recorded(pg_url, migrated) == {f.name: f.checksum for f in function_files()}
-
-
-def test_every_refusal_code_a_function_sends_is_in_cores_table() -> None:
-    """The SQL functions refuse with the codes of core's REFUSALS, the same as the Lua scripts."""
-    sent: set[str] = set()
-    for f in function_files():
-        sent |= set(re.findall(r"v_reason := '(\w+)'", f.sql))
-        sent |= set(re.findall(r"__agents_refusal\('(\w+)'", f.sql))
-        sent |= set(re.findall(r"'refused', '(\w+)'", f.sql))
-    assert sent and sent <= set(REFUSALS), sorted(sent - set(REFUSALS))

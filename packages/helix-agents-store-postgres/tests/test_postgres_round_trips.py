@@ -1,4 +1,4 @@
-"""One round trip per operation, counted on the wire by a proxy between the store and the server.
+"""Round trips per operation, counted on the wire by a proxy between the store and the server.
 
 The proxy reads the client's side of the PostgreSQL protocol: every request
 that waits for the server's answer ends with ``Sync`` (extended protocol) or
@@ -22,8 +22,8 @@ from helix_agents.core import (
     ContextItemDelivery,
     ContextMessage,
     MessageCommit,
-    MessageCountConflictError,
     StartRun,
+    StateStoreError,
 )
 from helix_agents.store_postgres import PoolSettings, PostgresStateStore
 
@@ -139,78 +139,119 @@ def _user(text: str) -> ChatMessage:
 
 async def _count(counter: CountingProxy, operation: Any) -> int:
     before = counter.round_trips
-    with contextlib.suppress(MessageCountConflictError):
+    with contextlib.suppress(StateStoreError):  # a refusal costs its round trips too
         await operation
     return counter.round_trips - before
 
 
-async def test_a_commit_is_one_round_trip(
+async def test_a_plain_append_after_a_read_is_one_round_trip(
     counted: tuple[PostgresStateStore, CountingProxy],
 ) -> None:
-    """Plain, run-starting with deliveries, fenced, refused and replayed commits: one each."""
+    """The hot path: a plain append (rows, at most an expected count) planned from the last
+    head seen is one call of ``__agents_apply``; a stale count is refused in that same call."""
     store, proxy = counted
     await store.create_session("s")
-    await store.record_context_item("s", item("k"))
-    opened = len(proxy.kinds)  # opening the store read the migrations table
-    plain = MessageCommit(messages=(_user("a"),), expect_message_count=0)
-    assert await _count(proxy, store.append_messages("s", plain)) == 1
-    started = MessageCommit(
-        messages=(ContextMessage(kind="notice", content="n"), _user("b")),
-        start_run=StartRun(run_id="r1", rewind_to=1),
-        deliver_context_items=(ContextItemDelivery(key="k", row_offset=0),),
-        commit_id="c1",
-    )
-    assert await _count(proxy, store.append_messages("s", started)) == 1
-    fenced = MessageCommit(messages=(_user("c"),), fence_run_id="r1", expect_message_count=3)
-    assert await _count(proxy, store.append_messages("s", fenced)) == 1
+    opened = len(proxy.kinds)
+    first = MessageCommit(messages=(_user("a"),), expect_message_count=0)
+    assert await _count(proxy, store.append_messages("s", first)) == 2  # no head yet: read first
+    for n in range(1, 4):
+        plain = MessageCommit(messages=(_user("b"),), expect_message_count=n)
+        assert await _count(proxy, store.append_messages("s", plain)) == 1
+    assert await _count(proxy, store.append_messages("s", MessageCommit(messages=()))) == 1
     stale = MessageCommit(messages=(_user("d"),), expect_message_count=0)
     assert await _count(proxy, store.append_messages("s", stale)) == 1  # refused: still one
-    assert await _count(proxy, store.append_messages("s", started)) == 1  # replayed
-    assert await store.get_message_count("s") == 4
+    assert await _count(proxy, store.get_message_count("s")) == 1
+    await store.create_session("t")
+    assert await _count(proxy, store.get_message_count("t")) == 1  # a read keeps the head...
+    plain = MessageCommit(messages=(_user("x"),))
+    assert await _count(proxy, store.append_messages("t", plain)) == 1  # ...for the next append
     # The statements were sent as extended-protocol requests, with no BEGIN/COMMIT around them.
     assert "Q" not in proxy.kinds[opened:]
 
 
-async def test_other_operations_are_one_round_trip(
+async def test_a_commit_that_needs_more_than_the_head_reads_first(
     counted: tuple[PostgresStateStore, CountingProxy],
 ) -> None:
-    """Every other write and read of the store is one statement too."""
+    """A commit id, a run start or a delivery needs the snapshot's answers: a read, then the
+    apply; a replay is answered by the read alone."""
+    store, proxy = counted
+    await store.create_session("s")
+    await store.record_context_item("s", item("k"))
+    started = MessageCommit(
+        messages=(ContextMessage(kind="notice", content="n"), _user("b")),
+        start_run=StartRun(run_id="r1"),
+        deliver_context_items=(ContextItemDelivery(key="k", row_offset=0),),
+        commit_id="c1",
+    )
+    assert await _count(proxy, store.append_messages("s", started)) == 2
+    assert await _count(proxy, store.append_messages("s", started)) == 1  # replayed
+    fenced = MessageCommit(messages=(_user("c"),), fence_run_id="r1", expect_message_count=2)
+    assert await _count(proxy, store.append_messages("s", fenced)) == 1
+    assert await store.get_message_count("s") == 3
+
+
+async def test_other_operations(counted: tuple[PostgresStateStore, CountingProxy]) -> None:
+    """Every read is one statement; a write that needs only the head is one after a read,
+    one that needs more is a read and the apply."""
     store, proxy = counted
     assert await _count(proxy, store.create_session("s", user_id="u")) == 1
-    assert (
-        await _count(
-            proxy, store.append_messages("s", MessageCommit(messages=(_user("a"), _user("b"))))
-        )
-        == 1
-    )
-    for operation in (
-        store.get_session("s"),
-        store.get_messages("s", limit=1),
-        store.page_messages("s", limit=1, order="desc"),
-        store.get_message_count("s"),
-        store.list_sessions("u"),
-        store.list_undelivered_context_items("s"),
-        store.list_pending_approvals("s"),
-        store.latest_checkpoint("s"),
-        store.truncate_messages("s", 1),
-        store.append_messages("s", MessageCommit(messages=(_user("b"), _user("c")))),
-        store.pop_messages("s"),
-        store.pop_messages("s", 5),
-        store.pop_messages("s"),  # an empty log: still one
-        store.replace_messages("s", 0, [_user("x"), _user("y")], expect_message_count=0),
-        store.replace_messages("s", 1, [_user("z")], expect_message_count=9),  # refused: one
-        store.clone_session("s", "t"),
-        store.clear_session("t"),
-        store.delete_session("t"),
+    await store.append_messages("s", MessageCommit(messages=(_user("a"), _user("b"))))
+    for operation, trips in (
+        (store.get_session("s"), 1),
+        (store.get_messages("s", limit=1), 1),
+        (store.page_messages("s", limit=1, order="desc"), 1),
+        (store.get_message_count("s"), 1),
+        (store.list_sessions("u"), 1),
+        (store.list_undelivered_context_items("s"), 1),
+        (store.list_pending_approvals("s"), 1),
+        (store.latest_checkpoint("s"), 1),
+        (store.get_scoped_state("user", "u"), 1),
+        (store.truncate_messages("s", 1), 1),
+        (store.append_messages("s", MessageCommit(messages=(_user("b"), _user("c")))), 1),
+        (store.pop_messages("s"), 2),  # the rows it returns: a read, then the apply
+        (store.pop_messages("s", 5), 2),
+        (store.pop_messages("s"), 1),  # an empty log: the read says so
+        (store.replace_messages("s", 0, [_user("x"), _user("y")], expect_message_count=0), 1),
+        (store.replace_messages("s", 1, [_user("z")], expect_message_count=9), 1),  # refused
+        (store.finish_run("s", "r", "completed"), 1),  # refused (no run): the read says so
+        (store.clone_session("s", "t"), 2),  # the source's head, then the copy
+        (store.clear_session("t"), 2),  # no head of the clone seen yet: a read first
+        (store.clear_session("t"), 1),
+        (store.delete_session("t"), 1),
     ):
-        assert await _count(proxy, operation) == 1
+        assert await _count(proxy, operation) == trips
+
+
+async def test_under_contention_a_refusal_carries_the_snapshot(
+    proxy: tuple[CountingProxy, str], migrated: str
+) -> None:
+    """Two stores append to one session in turns: each append finds the head it last saw
+    stale, and the refusal's snapshot lets it plan again at once: two round trips, never
+    three; a stale expected count is refused in one."""
+    counter, url = proxy
+    settings = PoolSettings(min_size=1, max_size=1)
+    async with (
+        PostgresStateStore(url, schema=migrated, pool_settings=settings, prepare="off") as a,
+        PostgresStateStore(url, schema=migrated, pool_settings=settings, prepare="off") as b,
+    ):
+        await a.create_session("s")
+        await a.get_message_count("s")
+        await b.get_message_count("s")
+        plain = MessageCommit(messages=(_user("x"),))
+        assert await _count(counter, a.append_messages("s", plain)) == 1  # its head is current
+        for store in (b, a, b, a):  # each finds the other moved the session
+            assert await _count(counter, store.append_messages("s", plain)) == 2
+        count = await a.get_message_count("s")
+        await b.append_messages("s", MessageCommit(messages=(_user("y"),)))
+        stale = MessageCommit(messages=(_user("z"),), expect_message_count=count)
+        assert await _count(counter, a.append_messages("s", stale)) == 1
 
 
 async def test_a_prepared_statement_costs_one_more_round_trip_on_first_use_only(
     proxy: tuple[CountingProxy, str], migrated: str
 ) -> None:
     """With ``prepare=auto`` the first call of a statement on a connection prepares it (one
-    more round trip); every later call is one round trip, as unprepared."""
+    more round trip); every later call is one, as unprepared."""
     counter, url = proxy
     settings = PoolSettings(min_size=1, max_size=1)
     async with PostgresStateStore(url, schema=migrated, pool_settings=settings) as store:
@@ -218,11 +259,9 @@ async def test_a_prepared_statement_costs_one_more_round_trip_on_first_use_only(
         opened = len(counter.kinds)  # opening the store read the migrations table
         assert await _count(counter, store.create_session("s")) == 2
         assert await _count(counter, store.create_session("t")) == 1
+        assert await _count(counter, store.get_message_count("s")) == 2
+        assert await _count(counter, store.get_message_count("t")) == 1
         for n, sid in enumerate(("s", "s", "t")):
-            commit = MessageCommit(
-                messages=(_user("a"),), expect_message_count=n if sid == "s" else 0
-            )
+            commit = MessageCommit(messages=(_user("a"),))
             assert await _count(counter, store.append_messages(sid, commit)) == (2 if n == 0 else 1)
-        for n in range(2):
-            assert await _count(counter, store.get_messages("s", limit=1)) == (2 if n == 0 else 1)
         assert "Q" not in counter.kinds[opened:]

@@ -1,10 +1,12 @@
 """helix-agents PostgreSQL session store (psycopg 3 async, psycopg_pool).
 
-Every operation is one statement, so one round trip; a commit is one call of
-the server-side function ``__agents_commit``. See ``docs/backends/postgres.md``.
+The store is core's ``StoreBase`` over :class:`PostgresEngine`: a read is one call
+of ``__agents_snapshot``, a write one call of ``__agents_apply``, the version-guarded
+applier. See ``docs/backends/postgres.md``.
 """
 
 from ._config import PoolSettings
+from ._engine import PostgresEngine
 from ._errors import MigrationError
 from ._migrations import migrate
 from .schema import conninfo_and_schema, migration_names, pending_migrations
@@ -13,6 +15,7 @@ from .store import PostgresStateStore, open_url
 __all__ = [
     "MigrationError",
     "PoolSettings",
+    "PostgresEngine",
     "PostgresStateStore",
     "conninfo_and_schema",
     "migrate",

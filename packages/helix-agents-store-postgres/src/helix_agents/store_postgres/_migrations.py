@@ -1,15 +1,10 @@
-"""Migrations: numbered SQL files for tables, repeatable files for functions, under one lock.
+"""Migrations: numbered SQL files, checksummed, applied under one lock.
 
-Each file ``migrations/NNNN_name.sql`` (tables and data) is applied once per
+Each file ``migrations/NNNN_name.sql`` (tables and functions) is applied once per
 schema, in order, with ``search_path`` set to the schema, and recorded with its
 SHA-256 in ``__agents_migrations``. A file whose text changed after it was
 applied, or an applied version this package does not know, is a
-:class:`MigrationError`.
-
-Each file ``functions/name.sql`` holds ``CREATE OR REPLACE FUNCTION``
-statements: it is applied after the numbered files whenever its SHA-256 differs
-from the one recorded in ``__agents_functions``, so a function is edited in one
-place. Everything pending is applied in one transaction holding
+:class:`MigrationError`. Everything pending is applied in one transaction holding
 ``pg_advisory_xact_lock`` on the schema's name, so that processes starting
 together apply each file exactly once.
 """
@@ -31,37 +26,18 @@ from psycopg.rows import TupleRow, tuple_row
 
 from ._errors import MigrationError, logger, wrap_driver_error
 
-__all__ = [
-    "FunctionFile",
-    "Migration",
-    "check_applied",
-    "driver_errors",
-    "function_files",
-    "migrate",
-    "migrations",
-    "read_applied",
-    "read_functions",
-    "stale_functions",
-]
+__all__ = ["Migration", "check_applied", "driver_errors", "migrate", "migrations", "read_applied"]
 
 _FILE = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
-_FUNCTION_FILE = re.compile(r"^[a-z0-9_]+\.sql$")
 _LOCK_PREFIX = "helix_agents.store_postgres:"
 
-# The tables that book what migrate() applied; the statements that record one.
-_BOOK_TABLES = (
+# The table that books what migrate() applied; the statement that records one.
+_BOOK = (
     "CREATE TABLE IF NOT EXISTS __agents_migrations ("
     " version integer PRIMARY KEY, name text NOT NULL, checksum text NOT NULL,"
-    " applied_at timestamptz NOT NULL DEFAULT now())",
-    "CREATE TABLE IF NOT EXISTS __agents_functions ("
-    " name text PRIMARY KEY, checksum text NOT NULL,"
-    " applied_at timestamptz NOT NULL DEFAULT now())",
+    " applied_at timestamptz NOT NULL DEFAULT now())"
 )
-_RECORD_MIGRATION = "INSERT INTO __agents_migrations (version, name, checksum) VALUES (%s, %s, %s)"
-_RECORD_FUNCTION = (
-    "INSERT INTO __agents_functions (name, checksum) VALUES (%s, %s)"
-    " ON CONFLICT (name) DO UPDATE SET checksum = excluded.checksum, applied_at = now()"
-)
+_RECORD = "INSERT INTO __agents_migrations (version, name, checksum) VALUES (%s, %s, %s)"
 
 
 @contextmanager
@@ -85,54 +61,21 @@ class Migration:
     checksum: str
 
 
-@dataclass(frozen=True, slots=True)
-class FunctionFile:
-    """One repeatable file of ``CREATE OR REPLACE FUNCTION`` statements and its checksum."""
-
-    name: str
-    sql: str
-    checksum: str
-
-
-def _sql_files(folder: str, pattern: re.Pattern[str]) -> list[tuple[re.Match[str], str, str]]:
-    """``(name match, text, sha256)`` of each matching file in ``folder``."""
-    found = []
-    for entry in files("helix_agents.store_postgres").joinpath(folder).iterdir():
-        match = pattern.match(entry.name)
-        if match:
-            # Hash with LF line endings, so a checkout that rewrote them changes nothing.
-            raw = entry.read_bytes().replace(b"\r\n", b"\n")
-            found.append((match, raw.decode(), hashlib.sha256(raw).hexdigest()))
-    return found
-
-
 @cache
 def migrations() -> tuple[Migration, ...]:
     """The migrations this package ships, by version (1, 2, … without gaps)."""
-    found = [
-        Migration(int(match.group(1)), match.group(0), text, checksum)
-        for match, text, checksum in _sql_files("migrations", _FILE)
-    ]
+    found = []
+    for entry in files("helix_agents.store_postgres").joinpath("migrations").iterdir():
+        match = _FILE.match(entry.name)
+        if match:
+            # Hash with LF line endings, so a checkout that rewrote them changes nothing.
+            raw = entry.read_bytes().replace(b"\r\n", b"\n")
+            checksum = hashlib.sha256(raw).hexdigest()
+            found.append(Migration(int(match.group(1)), match.group(0), raw.decode(), checksum))
     found.sort(key=lambda m: m.version)
     if [m.version for m in found] != list(range(1, len(found) + 1)):
         raise RuntimeError(f"migration files are not numbered 1..n: {[m.name for m in found]}")
     return tuple(found)
-
-
-@cache
-def function_files() -> tuple[FunctionFile, ...]:
-    """The function files this package ships, by name (the order they are applied in)."""
-    found = [
-        FunctionFile(match.group(0), text, checksum)
-        for match, text, checksum in _sql_files("functions", _FUNCTION_FILE)
-    ]
-    return tuple(sorted(found, key=lambda f: f.name))
-
-
-def stale_functions(recorded: dict[str, str] | None) -> list[FunctionFile]:
-    """The function files :func:`migrate` applies, given ``read_functions``: every one whose
-    shipped text is not the recorded one (all of them where none is recorded)."""
-    return [f for f in function_files() if (recorded or {}).get(f.name) != f.checksum]
 
 
 def check_applied(schema: str, applied: list[tuple[int, str, str]]) -> list[Migration]:
@@ -162,38 +105,18 @@ def check_applied(schema: str, applied: list[tuple[int, str, str]]) -> list[Migr
     return pending
 
 
-async def _has_table(cur: AsyncCursor[TupleRow], schema: str, table: str) -> bool:
-    await cur.execute(
-        "SELECT to_regclass(format('%%I.%%I', %s::text, %s::text)) IS NOT NULL",
-        [schema, table],
-        prepare=False,
-    )
-    row = await cur.fetchone()
-    return row is not None and bool(row[0])
-
-
 async def read_applied(cur: AsyncCursor[TupleRow], schema: str) -> list[tuple[int, str, str]]:
     """``(version, name, checksum)`` of each migration applied to ``schema``, or ``[]``."""
-    if not await _has_table(cur, schema, "__agents_migrations"):
+    table = sql.Identifier(schema, "__agents_migrations")
+    await cur.execute(
+        "SELECT to_regclass(%s) IS NOT NULL", [table.as_string(cur.connection)], prepare=False
+    )
+    found = await cur.fetchone()
+    if not (found and found[0]):
         return []
-    await cur.execute(
-        sql.SQL(
-            "SELECT version, name, checksum FROM {}.__agents_migrations ORDER BY version"
-        ).format(sql.Identifier(schema)),
-        prepare=False,
-    )
+    query = sql.SQL("SELECT version, name, checksum FROM {} ORDER BY version").format(table)
+    await cur.execute(query, prepare=False)
     return [(int(v), str(n), str(c)) for v, n, c in await cur.fetchall()]
-
-
-async def read_functions(cur: AsyncCursor[TupleRow], schema: str) -> dict[str, str] | None:
-    """``{file name: checksum}`` of the function files applied to ``schema``, or ``None``."""
-    if not await _has_table(cur, schema, "__agents_functions"):
-        return None
-    await cur.execute(
-        sql.SQL("SELECT name, checksum FROM {}.__agents_functions").format(sql.Identifier(schema)),
-        prepare=False,
-    )
-    return {str(n): str(c) for n, c in await cur.fetchall()}
 
 
 async def migrate(
@@ -204,9 +127,7 @@ async def migrate(
 ) -> list[int]:
     """Bring ``schema`` to the latest version; return the versions applied now.
 
-    Function files whose text changed are applied too (they have no version).
-    ``on_applied`` is called with each name as it runs — a migration's, or
-    ``functions/<file>`` — the names ``pending_migrations`` lists (for a progress bar).
+    ``on_applied`` is called with each migration's name as it runs (for a progress bar).
 
     Works on an autocommit connection and on one that is not: the migrations
     run in their own transaction, committed here. On a connection already
@@ -221,9 +142,7 @@ async def migrate(
                 prepare=False,
             )
             pending = check_applied(schema, await read_applied(cur, schema))
-            recorded = await read_functions(cur, schema)
-            changed = stale_functions(recorded)
-            if not pending and not changed:
+            if not pending:
                 return []
             ident = sql.Identifier(schema)
             await cur.execute("SELECT current_setting('search_path')", prepare=False)
@@ -234,25 +153,13 @@ async def migrate(
             await cur.execute(
                 "SELECT set_config('search_path', %s, true)", [ident.as_string(conn)], prepare=False
             )
-            for table in _BOOK_TABLES:
-                await cur.execute(table, prepare=False)
-            steps = [
-                (m.name, m.sql, _RECORD_MIGRATION, [m.version, m.name, m.checksum]) for m in pending
-            ] + [
-                (f"functions/{f.name}", f.sql, _RECORD_FUNCTION, [f.name, f.checksum])
-                for f in changed
-            ]
-            for name, text, record, params in steps:
-                await cur.execute(text.encode(), prepare=False)
-                await cur.execute(record, params, prepare=False)
+            await cur.execute(_BOOK, prepare=False)
+            for m in pending:
+                await cur.execute(m.sql.encode(), prepare=False)
+                await cur.execute(_RECORD, [m.version, m.name, m.checksum], prepare=False)
                 if on_applied is not None:
-                    on_applied(name)
-            if changed:
-                logger.info(
-                    "schema %r: function files applied: %s",
-                    schema,
-                    ", ".join(f.name for f in changed),
-                )
+                    on_applied(m.name)
+            logger.info("schema %r: migrations applied: %s", schema, [m.name for m in pending])
             await cur.execute(
                 "SELECT set_config('search_path', %s, true)",
                 [saved[0] if saved else ""],

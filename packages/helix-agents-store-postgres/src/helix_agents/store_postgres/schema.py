@@ -9,15 +9,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import tuple_row
 
 from ._config import split_url, valid_schema
-from ._migrations import (
-    check_applied,
-    driver_errors,
-    function_files,
-    migrations,
-    read_applied,
-    read_functions,
-    stale_functions,
-)
+from ._migrations import check_applied, driver_errors, migrations, read_applied
 
 __all__ = ["conninfo_and_schema", "migration_names", "pending_migrations"]
 
@@ -34,15 +26,12 @@ def conninfo_and_schema(url: str) -> tuple[str, str]:
 
 
 def migration_names() -> list[str]:
-    """The migrations this package ships (``0001_initial.sql``, …), by version, then its
-    function files (``functions/commit.sql``, …), which are re-applied when they change."""
-    return [m.name for m in migrations()] + [f"functions/{f.name}" for f in function_files()]
+    """The migrations this package ships (``0001_initial.sql``, …), by version."""
+    return [m.name for m in migrations()]
 
 
 async def pending_migrations(conn: AsyncConnection[Any], schema: str = "public") -> list[str]:
-    """The shipped migrations ``schema`` lacks (every one for a schema that does not exist),
-    then the function files it has not got in their shipped text, named as by
-    :func:`migration_names`.
+    """The shipped migrations ``schema`` lacks (every one for a schema that does not exist).
 
     Reads only. Raises :class:`~helix_agents.store_postgres.MigrationError` for a
     schema migrated by a newer package or whose applied migration changed, as
@@ -52,6 +41,4 @@ async def pending_migrations(conn: AsyncConnection[Any], schema: str = "public")
     with driver_errors(conn, f"reading the migrations of schema {schema!r}", sent_write=False):
         async with conn.cursor(row_factory=tuple_row) as cur:
             applied = await read_applied(cur, schema)
-            recorded = await read_functions(cur, schema)
-    pending = [m.name for m in check_applied(schema, applied)]
-    return pending + [f"functions/{f.name}" for f in stale_functions(recorded)]
+    return [m.name for m in check_applied(schema, applied)]

@@ -1,0 +1,179 @@
+"""``PostgresEngine``: the engine seam on PostgreSQL, each primitive one statement.
+
+A read is one call of ``__agents_snapshot``; a write one call of ``__agents_apply``,
+which applies core's plan under the session row lock if the session is still at
+the plan's version, and otherwise answers the current snapshot in the same round
+trip (migrations/0001_initial.sql).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+import psycopg
+from psycopg import AsyncConnection, sql
+from psycopg.conninfo import conninfo_to_dict
+from psycopg.rows import tuple_row
+
+from helix_agents.core import JsonObject
+from helix_agents.core.backend import Changes, Engine, NewSession, Refused, Snapshot, Want
+from helix_agents.core.errors import MigrationError
+from helix_agents.core.models import SessionSummary
+
+from ._codec import changes_json, snapshot, want_json
+from ._migrations import check_applied, migrate, read_applied
+from ._pool import Connections, Row
+from .schema import pending_migrations
+
+__all__ = ["PostgresEngine"]
+
+_STATEMENTS = {
+    "snapshot": "SELECT * FROM {s}.__agents_snapshot(%s::text, %s::jsonb)",
+    "apply": "SELECT * FROM {s}.__agents_apply(%s::text, %s::bigint, %s::jsonb, %s::jsonb)",
+    "create": "SELECT {s}.__agents_create(%s::text, %s::bigint, %s::text, %s::timestamptz,"
+    " %s::text, %s::text, %s::bigint, %s::bigint)",
+    "delete": "SELECT {s}.__agents_delete(%s::text)",
+    "list": "SELECT session_id, created_at, last_activity_at, message_count,"
+    " (SELECT count(*) FROM {s}.__agents_approvals a"
+    "  WHERE a.session_id = x.session_id AND NOT a.resolved)"
+    " FROM {s}.__agents_sessions x WHERE user_id = %s::text AND (%s::timestamptz IS NULL"
+    " OR last_activity_at < %s OR (last_activity_at = %s AND session_id > %s::text))"
+    " ORDER BY last_activity_at DESC, session_id LIMIT %s",
+    "scoped": "SELECT coalesce(json_object_agg(name, value), '{{}}')::text"
+    " FROM {s}.__agents_scoped WHERE scope = %s AND owner = %s",
+}
+
+
+class PostgresEngine(Engine):
+    """Sessions in the tables of ``schema``, reached through ``connections``."""
+
+    system = "postgresql"
+
+    def __init__(self, connections: Connections, schema: str, auto_migrate: bool) -> None:
+        self.connections = connections
+        self.schema = schema
+        # Tracing's db.namespace: "<database>.<schema>", the database as libpq is told it.
+        # (A pool built on a conninfo callable names none.)
+        info = connections.pool.conninfo
+        database = conninfo_to_dict(info).get("dbname") if isinstance(info, str) else None
+        self.namespace = f"{database}.{schema}" if database else None
+        self.needs_open = connections.owns_pool
+        self.auto_migrate = auto_migrate
+        quoted = sql.Identifier(schema).as_string()
+        self._sql = {k: q.format(s=quoted).encode() for k, q in _STATEMENTS.items()}
+
+    async def open(self) -> None:
+        """Connect, then migrate (``auto_migrate``) or check the schema; closed on failure."""
+        try:
+            await self.connections.open()
+            if self.auto_migrate:
+                await self.migrate()
+            else:
+                await self.check_schema()
+        except BaseException as exc:
+            await self.close()
+            if isinstance(exc, psycopg.Error):
+                raise self.connections.wrap(exc, "opening the store", None, False, True) from exc
+            raise
+
+    async def close(self) -> None:
+        """Close the pool if the store opened it."""
+        await self.connections.close()
+
+    async def migrate(self) -> None:
+        """Apply the pending migrations (an advisory lock serialises processes)."""
+        await self.connections.on_connection(
+            "migrate", lambda conn: migrate(conn, self.schema), True
+        )
+
+    async def pending_migrations(self) -> list[str]:
+        """The migrations the schema lacks; connects first when the store is not open."""
+        if self.needs_open and self.connections.pool.closed:
+            await self.connections.open()
+        return await self.connections.on_connection(
+            "migrations", lambda conn: pending_migrations(conn, self.schema), False
+        )
+
+    async def check_schema(self) -> None:
+        """Raise :class:`MigrationError` unless the schema has every migration, unchanged."""
+        schema = self.schema
+
+        async def read(conn: AsyncConnection[Any]) -> list[tuple[int, str, str]]:
+            async with conn.cursor(row_factory=tuple_row) as cur:
+                return await read_applied(cur, schema)
+
+        lacking = check_applied(schema, await self.connections.on_connection("check", read, False))
+        if lacking:
+            raise MigrationError(
+                f"schema {schema!r} lacks migrations {', '.join(m.name for m in lacking)}: "
+                f"run `await store.migrate()` or open the store with auto_migrate=True"
+            )
+
+    async def _rows(
+        self, name: str, params: Sequence[Any], session_id: str | None, write: bool = False
+    ) -> list[Row]:
+        return await self.connections.rows(self._sql[name], params, name, session_id, write)
+
+    async def snapshot(self, session_id: str, want: Want) -> Snapshot | None:
+        """One call of ``__agents_snapshot``."""
+        (row,) = await self._rows("snapshot", (session_id, want_json(want)), session_id)
+        return snapshot(session_id, row, want.queued)
+
+    async def apply(
+        self, session_id: str, version: int, changes: Changes, want: Want
+    ) -> Refused | Snapshot:
+        """One call of ``__agents_apply``: the new head, or the refusal with the snapshot."""
+        params = (session_id, version, changes_json(changes), want_json(want))
+        (row,) = await self._rows("apply", params, session_id, write=True)
+        found = snapshot(session_id, row, want.queued if row[0] else None)
+        return found if found is not None and not row[0] else Refused(found)
+
+    async def create(self, new: NewSession) -> Literal["created", "exists"] | Refused:
+        """One call of ``__agents_create``."""
+        source, version, end = new.clone_of or (None, None, None)
+        params = (
+            new.session_id,
+            new.version,
+            new.user_id,
+            new.created_at,
+            json.dumps(new.metadata),
+            source,
+            version,
+            end,
+        )
+        ((done,),) = await self._rows("create", params, new.session_id, write=True)
+        if done in ("created", "exists"):
+            return "created" if done == "created" else "exists"
+        if done == "gone" or source is None:
+            return Refused(None)
+        return Refused(snapshot(source, (None, done, *[None] * 15), None))
+
+    async def delete(self, session_id: str) -> bool:
+        """One call of ``__agents_delete``."""
+        ((found,),) = await self._rows("delete", (session_id,), session_id, write=True)
+        return bool(found)
+
+    async def list_sessions(
+        self, user_id: str, after: tuple[datetime, str] | None, limit: int
+    ) -> Sequence[SessionSummary]:
+        """One indexed SELECT of the user's sessions, newest activity first."""
+        at, sid = after or (None, None)
+        rows = await self._rows("list", (user_id, at, at, at, sid, limit), None)
+        return [
+            SessionSummary(
+                id=session_id,
+                created_at=created.astimezone(UTC),
+                last_activity_at=last.astimezone(UTC),
+                message_count=count,
+                pending_approvals=pending,
+            )
+            for session_id, created, last, count, pending in rows
+        ]
+
+    async def scoped_state(self, scope: str, owner: str) -> JsonObject:
+        """The app or user map, one SELECT."""
+        ((text,),) = await self._rows("scoped", (scope, owner), None)
+        return {key: json.loads(value) for key, value in json.loads(text).items()}
