@@ -1,205 +1,296 @@
-"""Reads, each on one snapshot of the reader connection.
+"""Reads: a session's head and what a :class:`Want` names, a listing page, a scoped map.
 
-Row reads are index range scans from the session's counters, so their cost
-follows the rows returned, never the length of the session.
+Each is a plain function of a ``sqlite3`` connection, run inside a transaction
+(a read snapshot, or a write's ``BEGIN IMMEDIATE`` for the snapshot a refusal
+carries). Keyed lookups take their keys as one JSON array (``json_each``), so
+each statement is prepared once whatever the number of keys; row reads are
+ranges of the primary key, so their cost follows the rows returned.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
-from datetime import datetime
-
-import pydantic
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
 
 from helix_agents.core import (
     Checkpoint,
+    CommitResult,
+    ContextMessage,
+    JsonObject,
     LateAnswer,
-    Message,
-    MessagePage,
-    PageOrder,
     PendingApproval,
-    SessionsPage,
+    RunInfo,
     SessionSummary,
     StoredContextItem,
-    ValidationError,
 )
-from helix_agents.core.backend import (
-    approvals_in_order,
-    check_id,
-    encode_sessions_cursor,
-    parse_message_json,
-    undelivered_in_order,
+from helix_agents.core.backend import CheckpointRange, Snapshot, Want
+from helix_agents.core.context import OutputRef
+
+__all__ = ["HEAD", "Head", "from_us", "head", "listing", "scoped", "snapshot", "to_us"]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICRO = timedelta(microseconds=1)
+HEAD = (
+    "SELECT version, user_id, created_us, last_activity_us, metadata, message_count, "
+    "first_index, ui_count, current_run, window_start, compactions, preserved "
+    "FROM __agents_sessions WHERE session_id = ?"
 )
-from helix_agents.core.errors import session_not_found
-from helix_agents.core.limits import (
-    MAX_COUNT,
-    check_page_args,
-    check_tail_limit,
-    next_page_cursor,
-    page_window,
-)
-
-from ._rows import SessionRow, from_us, load_session, to_us
-
-__all__ = [
-    "checkpoint",
-    "checkpoints",
-    "late_answers",
-    "messages",
-    "page",
-    "pending_approvals",
-    "queued_items",
-    "sessions_page",
-]
-
-# A page's summaries are validated in one call: cheaper than one model built per row.
-_SUMMARIES = pydantic.TypeAdapter(list[SessionSummary])
+Head = tuple[int, str | None, int, int, str, int, int, int, str | None, int, int, int]
+"""A session row, in the order of :data:`HEAD`'s columns."""
+_QUEUES: dict[str, tuple[str, str, type[StoredContextItem] | type[LateAnswer]]] = {
+    "context": ("__agents_context_items", "item_key", StoredContextItem),
+    "late": ("__agents_late_answers", "call_id", LateAnswer),
+}
+_IN = "IN (SELECT value FROM json_each(?))"
+_NOTHING = Want()
 
 
-def _rows_from(db: sqlite3.Connection, sid: str, lo: int, hi: int, desc: bool) -> list[Message]:
-    order = "DESC" if desc else "ASC"
-    found = db.execute(
-        f"SELECT body FROM __agents_messages WHERE session_id = ? AND idx >= ? AND idx < ? "
-        f"ORDER BY idx {order}",
-        (sid, lo, hi),
-    ).fetchall()
-    return [parse_message_json(body) for (body,) in found]
+def to_us(at: datetime) -> int:
+    """An aware datetime as exact integer microseconds since the epoch (sortable)."""
+    return (at - _EPOCH) // _MICRO
 
 
-# The session's counters and its last rows in one statement, hence on one snapshot: a
-# missing session yields no row, an empty range one row with a NULL body (the LEFT JOIN).
-_LAST_ROWS = (
-    "SELECT m.body FROM __agents_sessions AS s LEFT JOIN __agents_messages AS m "
-    "ON m.session_id = s.session_id AND m.idx >= max(s.first_index, s.message_count - ?) "
-    "AND m.idx < s.message_count WHERE s.session_id = ? ORDER BY m.idx"
-)
+def from_us(us: int) -> datetime:
+    """The UTC datetime of :func:`to_us`."""
+    return _EPOCH + timedelta(microseconds=us)
 
 
-def messages(db: sqlite3.Connection, sid: str, limit: int | None) -> list[Message]:
-    """Retained rows oldest first; ``limit`` keeps the last N (MSG-2). One statement."""
-    refused = None
-    if limit is not None:
-        try:
-            check_tail_limit(sid, limit)
-        except ValidationError as exc:
-            # Raised below, once the session is known to exist: the reference store's order.
-            refused, limit = exc, 0
-    found = db.execute(_LAST_ROWS, (MAX_COUNT if limit is None else limit, sid)).fetchall()
-    if not found:
-        raise session_not_found(sid)
-    if refused is not None:
-        raise refused
-    return [parse_message_json(body) for (body,) in found if body is not None]
+def head(db: sqlite3.Connection, sid: str) -> Head | None:
+    """The session's row, or ``None``."""
+    found: Head | None = db.execute(HEAD, (sid,)).fetchone()
+    return found
 
 
-def page(
-    db: sqlite3.Connection, sid: str, limit: int, cursor: str | None, order: PageOrder
-) -> MessagePage:
-    """One page of rows in ``order`` (MSG-3)."""
-    row = load_session(db, sid)
-    start = check_page_args(sid, limit, cursor, order)
-    first, count = row.first_index, row.message_count
-    lo, hi = page_window(order, start, limit, first, count)
-    rows = _rows_from(db, sid, lo, hi, desc=order == "desc") if lo < hi else []
-    next_cursor = next_page_cursor(sid, order, lo, hi, first, count)
-    return MessagePage(messages=tuple(rows), next_cursor=next_cursor)
-
-
-def session(db: sqlite3.Connection, sid: str) -> SessionRow:
-    """The session's row (counters, run, activity)."""
-    return load_session(db, sid)
-
-
-def queued_items(db: sqlite3.Connection, sid: str) -> list[StoredContextItem]:
-    """Undelivered context items by ``at`` then key (CI-4)."""
-    load_session(db, sid)
-    found = db.execute(
-        "SELECT body FROM __agents_context_items WHERE session_id = ? AND delivered_index IS NULL",
-        (sid,),
-    ).fetchall()
-    return undelivered_in_order(
-        (StoredContextItem.model_validate_json(body), None) for (body,) in found
+def as_snapshot(sid: str, row: Head, run: RunInfo | None = None) -> Snapshot:
+    """The head of a session row (``run``: its current run, if already parsed)."""
+    version, user, created, last, meta, count, first, ui, run_json, start, number, kept = row
+    if run is None and run_json is not None:
+        run = RunInfo.model_validate_json(run_json)
+    return Snapshot(
+        session_id=sid,
+        version=version,
+        user_id=user,
+        created_at=from_us(created),
+        last_activity_at=from_us(last),
+        metadata=json.loads(meta),
+        message_count=count,
+        first_index=first,
+        ui_count=ui,
+        current_run=run,
+        window_start=start,
+        compactions=number,
+        preserved=bool(kept),
     )
 
 
-def late_answers(db: sqlite3.Connection, sid: str) -> list[LateAnswer]:
-    """Undelivered late answers by ``at`` then call id (LA-4)."""
-    load_session(db, sid)
-    found = db.execute(
-        "SELECT body FROM __agents_late_answers WHERE session_id = ? AND delivered_index IS NULL",
-        (sid,),
-    ).fetchall()
-    return undelivered_in_order((LateAnswer.model_validate_json(body), None) for (body,) in found)
+def _all(db: sqlite3.Connection, sql: str, *args: Any) -> list[Any]:
+    return db.execute(sql, args).fetchall()
 
 
-def pending_approvals(db: sqlite3.Connection, sid: str) -> list[PendingApproval]:
-    """Unresolved approvals by ``requested_at``, then id (APR-1)."""
-    load_session(db, sid)
-    found = db.execute(
-        "SELECT body FROM __agents_approvals WHERE session_id = ? AND resolved = 0", (sid,)
-    ).fetchall()
-    return approvals_in_order(PendingApproval.model_validate_json(body) for (body,) in found)
+def _keys(keys: Sequence[str]) -> str:
+    return json.dumps(list(keys))
 
 
-def checkpoints(db: sqlite3.Connection, sid: str, latest: bool = False) -> list[Checkpoint]:
-    """Checkpoints by ``message_count``, ``created_at``, id; or only the latest."""
-    load_session(db, sid)
-    return _checkpoints(db, "session_id = ?", [sid], latest)
+def snapshot(db: sqlite3.Connection, sid: str, want: Want) -> Snapshot | None:
+    """The session's head and the answers to ``want``, or ``None``."""
+    row = head(db, sid)
+    if row is None:
+        return None
+    snap = as_snapshot(sid, row)
+    if want == _NOTHING:
+        return snap
+    first, count, start = snap.first_index, snap.message_count, snap.window_start
+    rows_from, hi = first, first
+    if want.window:
+        rows_from, hi = max(start, first), count
+    elif want.rows is not None:
+        rows_from, hi = want.rows.clip(first, count)
+    answers: dict[str, Any] = {"rows_from": rows_from}
+    if hi > rows_from:
+        answers["rows"] = [
+            body
+            for (body,) in _all(
+                db,
+                "SELECT body FROM __agents_messages WHERE session_id = ? AND idx >= ? "
+                "AND idx < ? ORDER BY idx",
+                sid,
+                rows_from,
+                hi,
+            )
+        ]
+    if want.commit_id is not None:
+        found = _all(
+            db,
+            "SELECT first_index, message_count FROM __agents_commits "
+            "WHERE session_id = ? AND commit_id = ?",
+            sid,
+            want.commit_id,
+        )
+        if found:
+            answers["replay"] = CommitResult(first_index=found[0][0], message_count=found[0][1])
+    if want.run_id is not None:
+        answers["run_id_used"] = bool(
+            _all(
+                db,
+                "SELECT 1 FROM __agents_runs WHERE session_id = ? AND run_id = ?",
+                sid,
+                want.run_id,
+            )
+        )
+    if want.queue_keys:
+        answers["queue_state"] = {
+            name: dict(
+                _all(
+                    db,
+                    f"SELECT {key}, delivered_index FROM {table} "
+                    f"WHERE session_id = ? AND {key} {_IN}",
+                    sid,
+                    _keys(keys),
+                )
+            )
+            for name, keys in want.queue_keys.items()
+            for table, key, _ in [_QUEUES[name]]
+        }
+    if want.approval_ids:
+        answers["approval_state"] = {
+            aid: "resolved" if resolved else "pending"
+            for aid, resolved in _all(
+                db,
+                f"SELECT approval_id, resolved FROM __agents_approvals "
+                f"WHERE session_id = ? AND approval_id {_IN}",
+                sid,
+                _keys(want.approval_ids),
+            )
+        }
+    if want.checkpoint_ids:
+        answers["named_checkpoints"] = {
+            cid: Checkpoint.model_validate_json(body)
+            for cid, body in _all(
+                db,
+                f"SELECT checkpoint_id, body FROM __agents_checkpoints "
+                f"WHERE session_id = ? AND checkpoint_id {_IN}",
+                sid,
+                _keys(want.checkpoint_ids),
+            )
+        }
+    if want.output_key is not None:
+        found = _all(
+            db,
+            "SELECT ref FROM __agents_outputs WHERE session_id = ? AND caller_key = ?",
+            sid,
+            want.output_key,
+        )
+        if found:
+            answers["keyed_output"] = OutputRef.model_validate_json(found[0][0])
+    if want.output_id is not None:
+        text = "content" if want.output_text else "''"
+        found = _all(
+            db,
+            f"SELECT ref, {text} FROM __agents_outputs WHERE session_id = ? AND output_id = ?",
+            sid,
+            want.output_id,
+        )
+        if found:
+            answers["output"] = (OutputRef.model_validate_json(found[0][0]), found[0][1])
+    if want.queued is not None:
+        table, _, kind = _QUEUES[want.queued]
+        answers["queued"] = [
+            kind.model_validate_json(body)
+            for (body,) in _all(
+                db,
+                f"SELECT body FROM {table} WHERE session_id = ? AND delivered_index IS NULL",
+                sid,
+            )
+        ]
+    if want.pending:
+        answers["pending"] = [
+            PendingApproval.model_validate_json(body)
+            for (body,) in _all(
+                db,
+                "SELECT body FROM __agents_approvals WHERE session_id = ? AND resolved = 0",
+                sid,
+            )
+        ]
+    if want.checkpoints is not None:
+        answers["checkpoints"] = _checkpoints(db, sid, want.checkpoints)
+    if want.window and snap.compactions:
+        (summary,) = db.execute(
+            "SELECT summary FROM __agents_compactions WHERE session_id = ? "
+            "ORDER BY number DESC LIMIT 1",
+            (sid,),
+        ).fetchone()
+        answers["summary"] = ContextMessage.model_validate_json(summary)
+    if want.archive:
+        answers["archive"] = _all(
+            db, "SELECT idx, body FROM __agents_archive WHERE session_id = ? ORDER BY idx", sid
+        )
+    if want.session_scoped:
+        answers["session_scoped"] = scoped(db, "session", sid)
+    return replace(snap, **answers)
 
 
-def checkpoint(db: sqlite3.Connection, sid: str, checkpoint_id: str) -> Checkpoint | None:
-    """The checkpoint ``checkpoint_id``, or ``None``."""
-    load_session(db, sid)
-    check_id(checkpoint_id, "checkpoint_id", session_id=sid)
-    found = _checkpoints(db, "session_id = ? AND checkpoint_id = ?", [sid, checkpoint_id], False)
-    return found[0] if found else None
+_PAGE = (
+    "SELECT body FROM __agents_checkpoints WHERE session_id = ? AND checkpoint_id >= ?"
+    " {high} ORDER BY checkpoint_id DESC LIMIT ?"
+)
 
 
 def _checkpoints(
-    db: sqlite3.Connection, where: str, params: list[str], latest: bool
+    db: sqlite3.Connection, sid: str, where: CheckpointRange | Literal["all"]
 ) -> list[Checkpoint]:
-    order = "DESC" if latest else "ASC"
-    found = db.execute(
-        f"SELECT body FROM __agents_checkpoints WHERE {where} "
-        f"ORDER BY message_count {order}, created_us {order}, checkpoint_id {order}"
-        + (" LIMIT 1" if latest else ""),
-        params,
-    ).fetchall()
+    if where == "all":
+        found = _all(db, "SELECT body FROM __agents_checkpoints WHERE session_id = ?", sid)
+    elif where.high is None:
+        found = _all(db, _PAGE.format(high=""), sid, where.low, where.limit)
+    else:
+        below = _PAGE.format(high="AND checkpoint_id < ?")
+        found = _all(db, below, sid, where.low, where.high, where.limit)
     return [Checkpoint.model_validate_json(body) for (body,) in found]
 
 
-def sessions_page(
-    db: sqlite3.Connection, user_id: str, first: int, after: tuple[datetime, str] | None
-) -> SessionsPage:
-    """A user's sessions, newest activity first, ties by id (SES-6). One statement."""
-    where = "user_id IS ?"
+def listing(
+    db: sqlite3.Connection, user_id: str, after: tuple[datetime, str] | None, limit: int
+) -> list[SessionSummary]:
+    """Up to ``limit`` of the user's sessions after ``after``: newest activity first, ties by
+    id. One statement, so its own snapshot."""
+    where = "user_id = ?"
     params: list[str | int] = [user_id]
     if after is not None:
-        at, after_id = to_us(after[0]), after[1]
+        at = to_us(after[0])
         where += " AND (last_activity_us < ? OR (last_activity_us = ? AND session_id > ?))"
-        params += [at, at, after_id]
-    found = db.execute(
+        params += [at, at, after[1]]
+    found = _all(
+        db,
         "SELECT s.session_id, s.created_us, s.last_activity_us, s.message_count, "
         "(SELECT count(*) FROM __agents_approvals a "
         " WHERE a.session_id = s.session_id AND a.resolved = 0) "
         f"FROM __agents_sessions s WHERE {where} "
         "ORDER BY last_activity_us DESC, session_id ASC LIMIT ?",
-        (*params, first + 1),
-    ).fetchall()
-    summaries = _SUMMARIES.validate_python(
-        [
-            {
-                "id": sid,
-                "created_at": from_us(created),
-                "last_activity_at": from_us(last),
-                "message_count": count,
-                "pending_approvals": pending,
-            }
-            for sid, created, last, count, pending in found[:first]
-        ]
+        *params,
+        limit,
     )
-    next_cursor = None
-    if len(found) > first:
-        last = summaries[-1]
-        next_cursor = encode_sessions_cursor(user_id, last.last_activity_at, last.id)
-    return SessionsPage(sessions=tuple(summaries), next_cursor=next_cursor)
+    return [
+        SessionSummary(
+            id=sid,
+            created_at=from_us(created),
+            last_activity_at=from_us(last),
+            message_count=count,
+            pending_approvals=pending,
+        )
+        for sid, created, last, count, pending in found
+    ]
+
+
+def scoped(db: sqlite3.Connection, scope: str, owner: str) -> JsonObject:
+    """The ``(scope, owner)`` map of scoped state, ``{}`` if never written."""
+    found = _all(
+        db,
+        "SELECT key, value FROM __agents_scoped_state WHERE scope = ? AND owner = ?",
+        scope,
+        owner,
+    )
+    return {key: json.loads(value) for key, value in found}
