@@ -40,13 +40,13 @@ def count_hops(store: SQLiteStateStore) -> list[int]:
     reader = engine_of(store)._reader
     assert reader is not None
     hops = [0]
-    read = reader.read
+    read = reader.run
 
     async def counted(*args: Any, **kwargs: Any) -> Any:
         hops[0] += 1
         return await read(*args, **kwargs)
 
-    reader.read = counted  # type: ignore[method-assign]
+    reader.run = counted  # type: ignore[method-assign]
     return hops
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from helix_agents.core import MigrationError
 from helix_agents.store_sqlite import SQLiteStateStore, _connection
-from helix_agents.store_sqlite._migrations import Migration, shipped_migrations
+from helix_agents.store_sqlite.schema import Migration, shipped_migrations
 
 pytestmark = pytest.mark.anyio
 

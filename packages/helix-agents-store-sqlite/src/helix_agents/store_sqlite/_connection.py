@@ -1,7 +1,7 @@
 """A ``sqlite3`` connection with a thread of its own, used in whole transactions.
 
-Every call is one plain function of the connection, run start to end on its
-thread (one hop): its ``BEGIN … COMMIT`` can never interleave with another
+Each call is one plain function of the connection, run start to end on its
+thread (one hop): its ``BEGIN … COMMIT`` never interleaves with another
 coroutine's, and a cancelled caller never leaves a transaction open.
 """
 
@@ -18,7 +18,7 @@ from typing import TypeVar
 from helix_agents.core import StoreUnavailableError, ValidationError
 
 from ._config import SQLiteConfig
-from ._migrations import apply_migrations, shipped_migrations
+from .schema import apply_migrations, shipped_migrations
 
 __all__ = ["Connection", "Work", "in_read", "unavailable"]
 
@@ -33,58 +33,38 @@ def unavailable(what: str, exc: BaseException, *, landed: bool = False) -> Store
     )
 
 
-def _rollback(db: sqlite3.Connection) -> None:
-    # A failed rollback means the transaction already went with the failure.
-    with contextlib.suppress(sqlite3.Error):
-        db.rollback()
-
-
 def in_read(db: sqlite3.Connection, work: Work[_T]) -> _T:
-    """``work`` on one read snapshot (WAL readers never wait for writers)."""
+    """``work`` on one read snapshot (in WAL mode, readers never wait for writers)."""
     db.execute("BEGIN")
     try:
         return work(db)
     finally:
-        _rollback(db)
+        with contextlib.suppress(sqlite3.Error):  # gone with a failure already
+            db.rollback()
 
 
-def _read(db: sqlite3.Connection, work: Work[_T]) -> _T:
+def _run(db: sqlite3.Connection, work: Work[_T], write: bool) -> _T:
+    """``work`` in its transaction; SQLite's failures as core's errors."""
+    step = "write lock" if write else "read"
     try:
-        return in_read(db, work)
-    except sqlite3.Error as exc:
-        raise unavailable("read", exc) from exc
-    except UnicodeEncodeError as exc:
-        raise _unstorable(exc) from None
-
-
-def _write(db: sqlite3.Connection, work: Work[_T]) -> _T:
-    try:
+        if not write:
+            return in_read(db, work)
         db.execute("BEGIN IMMEDIATE")
+        step = "write"
+        try:
+            result = work(db)
+            step = "commit"
+            db.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                db.rollback()
+            raise
+        return result
     except sqlite3.Error as exc:
-        raise unavailable("write lock", exc) from exc
-    try:
-        result = work(db)
-    except sqlite3.Error as exc:
-        _rollback(db)
-        raise unavailable("write", exc) from exc
-    except UnicodeEncodeError as exc:
-        _rollback(db)
-        raise _unstorable(exc) from None
-    except BaseException:
-        _rollback(db)
-        raise
-    try:
-        db.execute("COMMIT")
-    except sqlite3.Error as exc:
-        _rollback(db)
-        raise unavailable("commit", exc, landed=True) from exc
-    return result
-
-
-def _unstorable(exc: UnicodeEncodeError) -> ValidationError:
-    """Text SQLite cannot hold: a lone surrogate has no UTF-8 form."""
-    bad = exc.object[exc.start : exc.end]
-    return ValidationError(f"text with a lone surrogate ({bad!r}) cannot be stored in SQLite")
+        raise unavailable(step, exc, landed=step == "commit") from exc
+    except UnicodeEncodeError as exc:  # a lone surrogate has no UTF-8 form
+        bad = exc.object[exc.start : exc.end]
+        raise ValidationError(f"text {bad!r} (a lone surrogate) cannot be stored") from None
 
 
 class Connection:
@@ -103,13 +83,11 @@ class Connection:
         except sqlite3.Error as exc:
             raise unavailable(f"open of {self.config.path!r}", exc) from exc
 
-    async def write(self, work: Work[_T]) -> _T:
-        """``work`` inside ``BEGIN IMMEDIATE … COMMIT``, in one hop."""
-        return await self._hop(_write, self._open(), work)
-
-    async def read(self, work: Work[_T]) -> _T:
-        """``work`` on one read snapshot, in one hop."""
-        return await self._hop(_read, self._open(), work)
+    async def run(self, work: Work[_T]) -> _T:
+        """``work`` in one transaction (``BEGIN IMMEDIATE`` on the writer), in one hop."""
+        if self._db is None:
+            raise StoreUnavailableError(f"the SQLite store on {self.config.path!r} is closed")
+        return await self._hop(_run, self._db, work, self.writer)
 
     async def close(self) -> None:
         """Close the connection and stop its thread."""
@@ -119,11 +97,6 @@ class Connection:
                 await self._hop(db.close)
         finally:
             self._thread.shutdown(wait=False)
-
-    def _open(self) -> sqlite3.Connection:
-        if self._db is None:
-            raise StoreUnavailableError(f"the SQLite store on {self.config.path!r} is closed")
-        return self._db
 
     async def _hop(self, fn: Callable[..., _T], *args: object) -> _T:
         return await asyncio.get_running_loop().run_in_executor(self._thread, fn, *args)
@@ -135,9 +108,7 @@ class Connection:
             if self.writer:
                 mode = _turn_on_wal(db, config.busy_timeout)
                 if mode != "wal":
-                    raise sqlite3.OperationalError(
-                        f"the file cannot use WAL mode (journal_mode is {mode!r})"
-                    )
+                    raise sqlite3.OperationalError(f"the file cannot use WAL (journal_mode {mode})")
                 apply_migrations(db, config.path, shipped_migrations())
             else:
                 db.execute("PRAGMA query_only = 1")
@@ -151,9 +122,9 @@ class Connection:
 def _turn_on_wal(db: sqlite3.Connection, busy_timeout: float) -> str:
     """Put the file in WAL mode (a property of the file, set by its first opener).
 
-    Switching the journal mode needs the file to itself, and SQLite answers
-    "database is locked" at once instead of calling the busy handler when two
-    processes open a new file together; so retry until ``busy_timeout``.
+    Switching needs the file to itself, and SQLite answers "database is locked" at
+    once instead of calling the busy handler when two processes open a new file
+    together; so retry until ``busy_timeout``.
     """
     deadline = time.monotonic() + busy_timeout
     pause = 0.001

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Literal, TypeVar, cast
 
-from helix_agents.core import JsonObject, SessionSummary
+from helix_agents.core import JsonObject, SessionSummary, StoreUnavailableError
 from helix_agents.core.backend import Changes, Engine, NewSession, Refused, Snapshot, Want
 
 from . import _reads, _writes
 from ._config import SQLiteConfig
-from ._connection import Connection, in_read, unavailable
+from ._connection import Connection, Work, in_read, unavailable
 from ._inline import MISSED, InlineReader
 from .schema import migrate
 
@@ -23,11 +23,12 @@ _T = TypeVar("_T")
 
 
 class SQLiteEngine(Engine):
-    """Sessions in one SQLite file, in WAL mode.
+    """Sessions in one SQLite file in WAL mode, shared by every store and process on it.
 
-    Writes run on the writer's thread, each one ``BEGIN IMMEDIATE`` transaction in
-    one hop; reads run first on a read-only connection of the event loop's thread
-    (within a time budget, ``_inline``), else on the reader's thread.
+    A write is one ``BEGIN IMMEDIATE`` transaction in one hop to the writer's
+    thread. A read runs on one snapshot: first on a read-only connection of the
+    event loop's thread, within a time budget (``_inline``), else on the reader's
+    thread.
     """
 
     system = "sqlite"
@@ -48,15 +49,14 @@ class SQLiteEngine(Engine):
             self._reader = Connection(self.config, writer=False)
             await self._reader.open()
             self._inline = InlineReader(self.config.path)
-        except sqlite3.Error as exc:
+        except BaseException as exc:
             await self.close()
-            raise unavailable(f"open of {self.config.path!r}", exc) from exc
-        except BaseException:
-            await self.close()
+            if isinstance(exc, sqlite3.Error):
+                raise unavailable(f"open of {self.config.path!r}", exc) from exc
             raise
 
     async def close(self) -> None:
-        """Close the three connections (shielded: a cancelled close still stops the threads)."""
+        """Close the connections (shielded: a cancelled close still stops the threads)."""
         if self._inline is not None:
             self._inline.close()
         opened = [c for c in (self._reader, self._writer) if c is not None]
@@ -67,21 +67,20 @@ class SQLiteEngine(Engine):
         """Apply the pending migrations to the file (opening does it too)."""
         await asyncio.to_thread(migrate, self.config.path)
 
-    def _connection(self, which: Connection | None) -> Connection:
-        if which is None:
-            raise unavailable("call", RuntimeError("the store is not open"))
-        return which
-
-    async def _read(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
-        """``work`` on one snapshot: inline if it fits the budget, else on the reader's thread."""
+    async def _read(self, work: Work[_T]) -> _T:
         if self._inline is not None:
             done = self._inline.run(lambda db: in_read(db, work))
             if done is not MISSED:
                 return cast(_T, done)
-        return await self._connection(self._reader).read(work)
+        return await self._on(self._reader).run(work)
 
-    async def _write(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
-        return await self._connection(self._writer).write(work)
+    async def _write(self, work: Work[_T]) -> _T:
+        return await self._on(self._writer).run(work)
+
+    def _on(self, connection: Connection | None) -> Connection:
+        if connection is None:
+            raise StoreUnavailableError(f"the SQLite store on {self.config.path!r} is not open")
+        return connection
 
     async def snapshot(self, session_id: str, want: Want) -> Snapshot | None:
         """The session's head and what ``want`` names, on one read snapshot."""
@@ -90,11 +89,11 @@ class SQLiteEngine(Engine):
     async def apply(
         self, session_id: str, version: int, changes: Changes, want: Want
     ) -> Refused | Snapshot:
-        """The guarded write, in one transaction and one hop to the writer's thread."""
+        """The guarded write: one transaction, one hop to the writer's thread."""
         return await self._write(lambda db: _writes.apply(db, session_id, version, changes, want))
 
     async def create(self, new: NewSession) -> Literal["created", "exists"] | Refused:
-        """Insert the session (or the clone), in one transaction."""
+        """Insert the session (or the clone) in one transaction."""
         return await self._write(lambda db: _writes.create(db, new))
 
     async def delete(self, session_id: str) -> bool:
