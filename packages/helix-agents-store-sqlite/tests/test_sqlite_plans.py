@@ -138,7 +138,7 @@ async def test_checkpoint_pages_and_deletes_search_the_primary_key(
 async def test_plain_append_and_listing_statements(tmp_path: Path) -> None:
     """A plain append reads the session row under the write lock (the version guard),
     inserts its rows and writes the row back, nothing more; a listing page is one
-    statement on a read snapshot (docs/backends/sqlite.md)."""
+    statement; a tail read two (docs/backends/sqlite.md)."""
     async with SQLiteStateStore(tmp_path / "count.db") as store:
         sid = (await store.create_session(user_id="u")).id
         await store.get_message_count(sid)  # the store now knows the session's head
@@ -152,4 +152,8 @@ async def test_plain_append_and_listing_statements(tmp_path: Path) -> None:
         statements.clear()
         page = await store.list_sessions("u")
         assert [s.id for s in page.sessions] == [sid]
-        assert [sql.split()[0] for sql in statements] == ["BEGIN", "SELECT", "ROLLBACK"]
+        assert [sql.split()[0] for sql in statements] == ["SELECT"]
+        statements.clear()
+        assert len(await store.get_messages(sid, limit=1)) == 1
+        # The head, then the rows at the head's version: no transaction to begin or end.
+        assert [sql.split()[0] for sql in statements] == ["SELECT", "SELECT"]

@@ -9,9 +9,9 @@ primary key, so their cost follows the rows returned, not the session's length.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -21,12 +21,13 @@ from helix_agents.core import (
     ContextMessage,
     JsonObject,
     LateAnswer,
+    Message,
     PendingApproval,
     RunInfo,
     SessionSummary,
     StoredContextItem,
 )
-from helix_agents.core.backend import Snapshot, Want
+from helix_agents.core.backend import RowSpan, Snapshot, Want, parse_messages_json
 from helix_agents.core.context import OutputRef
 
 __all__ = ["Head", "as_snapshot", "head", "listing", "scoped", "snapshot", "to_us"]
@@ -39,10 +40,16 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICRO = timedelta(microseconds=1)
 _NOTHING = Want()
 _IN = "IN (SELECT value FROM json_each(?))"
-_HEAD = (
-    "SELECT version, user_id, created_us, last_activity_us, metadata, message_count, "
-    "first_index, ui_count, current_run, window_start, compactions, preserved "
-    "FROM __agents_sessions WHERE session_id = ?"
+_COLUMNS = (
+    "version, user_id, created_us, last_activity_us, metadata, message_count, first_index, "
+    "ui_count, current_run, window_start, compactions, preserved"
+)
+_HEAD = f"SELECT {_COLUMNS} FROM __agents_sessions WHERE session_id = ?"
+# Rows read after the head outside a transaction: none unless the session is still at
+# the version of the head (a write in between bumped it).
+_ROWS_AT = (
+    "SELECT body FROM __agents_messages WHERE session_id = ? AND idx >= ? AND idx < ? "
+    "AND (SELECT version FROM __agents_sessions WHERE session_id = ?) = ? ORDER BY idx"
 )
 _ROWS = (
     "SELECT body FROM __agents_messages WHERE session_id = ? AND idx >= ? AND idx < ? ORDER BY idx"
@@ -102,8 +109,11 @@ def head(db: sqlite3.Connection, sid: str) -> Head | None:
     return found
 
 
-def as_snapshot(sid: str, row: Head, run: RunInfo | None = None) -> Snapshot:
-    """The head a session row holds (``run``: its current run, when already parsed)."""
+def as_snapshot(
+    sid: str, row: Head, run: RunInfo | None = None, answers: dict[str, Any] | None = None
+) -> Snapshot:
+    """The head a session row holds (``run``: its current run, when already parsed), with
+    ``answers`` to a :class:`Want`."""
     version, user, created, last, meta, count, first, ui, run_json, start, number, kept = row
     if run is None and run_json is not None:
         run = RunInfo.model_validate_json(run_json)
@@ -121,31 +131,67 @@ def as_snapshot(sid: str, row: Head, run: RunInfo | None = None) -> Snapshot:
         window_start=start,
         compactions=number,
         preserved=bool(kept),
+        **(answers or {}),
     )
 
 
 def snapshot(db: sqlite3.Connection, sid: str, want: Want) -> Snapshot | None:
     """The session's head and the answers to ``want`` (as core's ``snapshot_of``), or
-    ``None``."""
+    ``None``. The head alone, or with rows only, is one statement (its own snapshot);
+    a read of more runs in a transaction, unless it is inside one already."""
+    if want.rows is not None and want == Want(rows=want.rows):
+        return _with_rows(db, sid, want.rows)
+    if want == _NOTHING or db.in_transaction:
+        return _answer(db, sid, want)
+    db.execute("BEGIN")
+    try:
+        return _answer(db, sid, want)
+    finally:
+        with contextlib.suppress(sqlite3.Error):  # gone with a failure already
+            db.rollback()
+
+
+def _with_rows(db: sqlite3.Connection, sid: str, span: RowSpan) -> Snapshot | None:
+    """The head and the rows ``span`` selects, in two statements without a transaction
+    (cheaper than ``BEGIN`` and ``ROLLBACK``): the rows' statement answers only at the
+    head's version, else both run again."""
+    while True:
+        row = head(db, sid)
+        if row is None:
+            return None
+        lo, hi = span.clip(row[6], row[5])
+        bodies: list[str] = []
+        if hi > lo:
+            bodies = [body for (body,) in db.execute(_ROWS_AT, (sid, lo, hi, sid, row[0]))]
+            if not bodies:
+                continue
+        return as_snapshot(sid, row, None, {"rows_from": lo, "rows": _messages(bodies)})
+
+
+def _messages(bodies: list[str]) -> list[Message]:
+    # One validation pass over the rows as a JSON array: cheaper than one per row.
+    return parse_messages_json(f"[{','.join(bodies)}]") if bodies else []
+
+
+def _answer(db: sqlite3.Connection, sid: str, want: Want) -> Snapshot | None:
     row = head(db, sid)
     if row is None:
         return None
-    snap = as_snapshot(sid, row)
     if want == _NOTHING:
-        return snap
+        return as_snapshot(sid, row)
 
     def rows(sql: str, *args: Any) -> list[Any]:
         return db.execute(sql, (sid, *args)).fetchall()
 
-    first, count = snap.first_index, snap.message_count
+    count, first, start, compactions = row[5], row[6], row[9], row[10]
     lo, hi = first, first
     if want.window:
-        lo, hi = max(snap.window_start, first), count
+        lo, hi = max(start, first), count
     elif want.rows is not None:
         lo, hi = want.rows.clip(first, count)
     got: dict[str, Any] = {"rows_from": lo}
     if hi > lo:
-        got["rows"] = [body for (body,) in rows(_ROWS, lo, hi)]
+        got["rows"] = _messages([body for (body,) in rows(_ROWS, lo, hi)])
     if want.commit_id is not None:
         for start, end in rows(_COMMIT, want.commit_id):
             got["replay"] = CommitResult(first_index=start, message_count=end)
@@ -188,13 +234,13 @@ def snapshot(db: sqlite3.Connection, sid: str, want: Want) -> Snapshot | None:
             _PAGE.format(high="AND checkpoint_id < ? "), where.low, where.high, where.limit
         )
     got["checkpoints"] = [Checkpoint.model_validate_json(body) for (body,) in found]
-    if want.window and snap.compactions:
+    if want.window and compactions:
         got["summary"] = ContextMessage.model_validate_json(rows(_SUMMARY)[0][0])
     if want.archive:
         got["archive"] = rows(_ARCHIVE)
     if want.session_scoped:
         got["session_scoped"] = scoped(db, "session", sid)
-    return replace(snap, **got)
+    return as_snapshot(sid, row, None, got)
 
 
 def listing(

@@ -13,7 +13,7 @@ from helix_agents.core.backend import Changes, Engine, NewSession, Refused, Snap
 
 from . import _reads, _writes
 from ._config import SQLiteConfig
-from ._connection import Connection, Work, in_read, unavailable
+from ._connection import Connection, Work, unavailable
 from ._inline import MISSED, InlineReader
 from .schema import migrate
 
@@ -69,7 +69,7 @@ class SQLiteEngine(Engine):
 
     async def _read(self, work: Work[_T]) -> _T:
         if self._inline is not None:
-            done = self._inline.run(lambda db: in_read(db, work))
+            done = self._inline.run(work)
             if done is not MISSED:
                 return cast(_T, done)
         return await self._on(self._reader).run(work)
