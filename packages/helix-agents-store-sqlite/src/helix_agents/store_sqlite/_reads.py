@@ -163,7 +163,7 @@ def _with_rows(db: sqlite3.Connection, sid: str, span: RowSpan) -> Snapshot | No
         bodies: list[str] = []
         if hi > lo:
             bodies = [body for (body,) in db.execute(_ROWS_AT, (sid, lo, hi, sid, row[0]))]
-            if not bodies:
+            if not bodies and head(db, sid) != row:
                 continue
         return as_snapshot(sid, row, None, {"rows_from": lo, "rows": _messages(bodies)})
 
@@ -193,8 +193,8 @@ def _answer(db: sqlite3.Connection, sid: str, want: Want) -> Snapshot | None:
     if hi > lo:
         got["rows"] = _messages([body for (body,) in rows(_ROWS, lo, hi)])
     if want.commit_id is not None:
-        for start, end in rows(_COMMIT, want.commit_id):
-            got["replay"] = CommitResult(first_index=start, message_count=end)
+        for landed, upto in rows(_COMMIT, want.commit_id):
+            got["replay"] = CommitResult(first_index=landed, message_count=upto)
     if want.run_id is not None:
         got["run_id_used"] = bool(rows(_RUN, want.run_id))
     if want.queue_keys:
