@@ -1,10 +1,11 @@
 """Reads: a session's head and what a :class:`Want` names, a listing page, a scoped map.
 
-Each is a plain function of a ``sqlite3`` connection, run inside a transaction
-(a read snapshot, or the write transaction whose refusal carries the snapshot).
-Keyed lookups take their keys as one JSON array (``json_each``), so a statement
-is prepared once whatever the number of keys; row reads are ranges of the
-primary key, so their cost follows the rows returned, not the session's length.
+Each is a plain function of a ``sqlite3`` connection that answers from one state of
+the file: one statement, two checked by version, or a transaction (a read's own, or
+the write whose refusal carries the snapshot). Keyed lookups take their keys as one
+JSON array (``json_each``), so a statement is prepared once whatever the number of
+keys; row reads are ranges of the primary key, so their cost follows the rows
+returned, not the session's length.
 """
 
 from __future__ import annotations
