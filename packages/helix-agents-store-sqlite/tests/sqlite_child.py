@@ -16,7 +16,7 @@ from typing import Any
 
 from helix_agents.core import ChatMessage, MessageCommit, StateStoreError
 from helix_agents.core.errors import is_message_count_conflict
-from helix_agents.store_sqlite import SQLiteStateStore
+from helix_agents.store_sqlite import SQLiteEngine, SQLiteStateStore
 
 
 def stall_at_commit(statement: str) -> None:
@@ -61,9 +61,11 @@ async def main(action: str, db: str, args: list[str]) -> dict[str, Any]:
             return {"answer": await store.resolve_approval(args[0], args[1])}
         if action == "stall-commit":
             sid, n, size = args[0], int(args[1]), int(args[2])
-            # The writer's connection (private): no public hook runs inside a commit.
-            assert store._writer is not None
-            await store._writer._conn.set_trace_callback(stall_at_commit)
+            # The writer's connection (white-box): no public hook runs inside a commit.
+            assert isinstance(store.engine, SQLiteEngine)
+            writer = store.engine._writer
+            assert writer is not None and writer._db is not None
+            await writer._hop(writer._db.set_trace_callback, stall_at_commit)
             await store.append_messages(sid, MessageCommit(messages=_rows("stalled", n, size)))
             return {"stalled": False}
         if action == "commit-loop":

@@ -1,7 +1,7 @@
 """One-statement reads run first on the event loop's thread, and fall back to the reader's.
 
 White-box: the tests count the reads that reach the reader's thread, and make
-the event loop thread's connection (``store._inline``) run out of time or fail.
+the event loop thread's connection (the engine's ``_inline``) run out of time or fail.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from helix_agents.core import ChatMessage, MessageCommit, SessionNotFoundError
-from helix_agents.store_sqlite import SQLiteStateStore, _inline
+from helix_agents.store_sqlite import SQLiteEngine, SQLiteStateStore, _inline
 
 pytestmark = pytest.mark.anyio
 
@@ -30,18 +30,23 @@ async def store(tmp_path: Path) -> AsyncIterator[SQLiteStateStore]:
         yield opened
 
 
+def engine_of(store: SQLiteStateStore) -> SQLiteEngine:
+    assert isinstance(store.engine, SQLiteEngine)
+    return store.engine
+
+
 def count_hops(store: SQLiteStateStore) -> list[int]:
     """Count the reads that reach the reader's thread (``hops[0]``)."""
-    reader = store._reader
+    reader = engine_of(store)._reader
     assert reader is not None
     hops = [0]
-    query = reader.query
+    read = reader.run
 
     async def counted(*args: Any, **kwargs: Any) -> Any:
         hops[0] += 1
-        return await query(*args, **kwargs)
+        return await read(*args, **kwargs)
 
-    reader.query = counted  # type: ignore[method-assign]
+    reader.run = counted  # type: ignore[method-assign]
     return hops
 
 
@@ -73,8 +78,9 @@ async def test_a_failing_inline_connection_leaves_reads_to_the_readers_thread(
     store: SQLiteStateStore,
 ) -> None:
     hops = count_hops(store)
-    assert store._inline is not None
-    store._inline._conn.close()  # every statement on it now fails
+    inline = engine_of(store)._inline
+    assert inline is not None
+    inline._conn.close()  # every statement on it now fails
     assert len(await store.get_messages("s", limit=5)) == 5
     assert await store.get_message_count("s") == ROWS
     assert hops == [2]

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from helix_agents.core.errors import MigrationError
-from helix_agents.store_sqlite import SQLiteStateStore, _db
-from helix_agents.store_sqlite._migrations import Migration, shipped_migrations
+from helix_agents.store_sqlite import SQLiteStateStore, _connection
+from helix_agents.store_sqlite.schema import Migration, shipped_migrations
 
 pytestmark = pytest.mark.anyio
 
@@ -61,7 +61,7 @@ async def test_missing_versions_are_applied_in_order(
     async with SQLiteStateStore(db) as store:
         sid = (await store.create_session()).id
     step = Migration(len(shipped_migrations()) + 1, "9999_extra.sql", "CREATE TABLE __x (a);\n")
-    monkeypatch.setattr(_db, "shipped_migrations", lambda: [*shipped_migrations(), step])
+    monkeypatch.setattr(_connection, "shipped_migrations", lambda: [*shipped_migrations(), step])
     async with SQLiteStateStore(db) as store:
         assert await store.get_session(sid) is not None
     assert recorded(db)[-1] == (step.version, step.name, step.checksum)
@@ -77,7 +77,7 @@ async def test_changed_migration_refuses_to_open(
     before = recorded(db)
     first, *rest = shipped_migrations()
     edited = Migration(first.version, first.name, first.sql + "\n-- edited after release\n")
-    monkeypatch.setattr(_db, "shipped_migrations", lambda: [edited, *rest])
+    monkeypatch.setattr(_connection, "shipped_migrations", lambda: [edited, *rest])
     with pytest.raises(MigrationError, match="was changed after it was applied") as caught:
         async with SQLiteStateStore(db):
             pytest.fail("opened a database whose migration changed")

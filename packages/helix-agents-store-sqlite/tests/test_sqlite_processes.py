@@ -29,7 +29,7 @@ from helix_agents.core import (
     StoreUnavailableError,
 )
 from helix_agents.store_sqlite import SQLiteStateStore
-from helix_agents.store_sqlite._migrations import shipped_migrations
+from helix_agents.store_sqlite.schema import shipped_migrations
 
 _T = TypeVar("_T")
 

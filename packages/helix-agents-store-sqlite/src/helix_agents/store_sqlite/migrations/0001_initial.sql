@@ -2,8 +2,10 @@
 -- Every table is keyed by session id first; rows and payloads are JSON text.
 -- Timestamps used for ordering are integer microseconds since the Unix epoch (UTC).
 
+-- A session's head: what every write plans from, read with one primary-key lookup.
 CREATE TABLE __agents_sessions (
     session_id       TEXT    NOT NULL PRIMARY KEY,
+    version          INTEGER NOT NULL,              -- +1 per write; random at creation
     user_id          TEXT,
     created_us       INTEGER NOT NULL,
     last_activity_us INTEGER NOT NULL,
@@ -11,7 +13,10 @@ CREATE TABLE __agents_sessions (
     message_count    INTEGER NOT NULL DEFAULT 0,    -- absolute: retained + dropped rows
     first_index      INTEGER NOT NULL DEFAULT 0,    -- index of the oldest retained row
     ui_count         INTEGER NOT NULL DEFAULT 0,    -- non-context rows, dropped ones included
-    current_run      TEXT                           -- JSON RunInfo, or NULL
+    current_run      TEXT,                          -- JSON RunInfo, or NULL
+    window_start     INTEGER NOT NULL DEFAULT 0,    -- boundary of the latest compaction
+    compactions      INTEGER NOT NULL DEFAULT 0,    -- how many compactions stand
+    preserved        INTEGER NOT NULL DEFAULT 0     -- 1: retention archives what it drops
 );
 
 -- list_sessions: one user's sessions, newest activity first, ties by id.
@@ -23,7 +28,7 @@ CREATE TABLE __agents_messages (
     session_id TEXT    NOT NULL,
     idx        INTEGER NOT NULL,                    -- absolute row index
     is_context INTEGER NOT NULL,
-    body       TEXT    NOT NULL,                    -- JSON row (core.dump_message)
+    body       TEXT    NOT NULL,                    -- JSON row (core.dump_message_json)
     PRIMARY KEY (session_id, idx)
 ) WITHOUT ROWID;
 
@@ -59,24 +64,24 @@ CREATE TABLE __agents_approvals (
     session_id  TEXT    NOT NULL,
     approval_id TEXT    NOT NULL,
     resolved    INTEGER NOT NULL DEFAULT 0,         -- resolved ids stay, so a re-add is a no-op
-    body        TEXT    NOT NULL,                   -- JSON PendingApproval
+    body        TEXT,                               -- JSON PendingApproval
     PRIMARY KEY (session_id, approval_id)
 );
 
 CREATE INDEX __agents_approvals_pending
     ON __agents_approvals (session_id, resolved);
 
+-- Pages are ranges of the primary key: TEXT compares by code point (BINARY collation).
 CREATE TABLE __agents_checkpoints (
     session_id    TEXT    NOT NULL,
     checkpoint_id TEXT    NOT NULL,
     message_count INTEGER NOT NULL,
-    created_us    INTEGER NOT NULL,
     body          TEXT    NOT NULL,                 -- JSON Checkpoint
     PRIMARY KEY (session_id, checkpoint_id)
 );
 
 CREATE INDEX __agents_checkpoints_by_count
-    ON __agents_checkpoints (session_id, message_count, created_us, checkpoint_id);
+    ON __agents_checkpoints (session_id, message_count);
 
 CREATE TABLE __agents_commits (
     session_id    TEXT    NOT NULL,
@@ -88,3 +93,43 @@ CREATE TABLE __agents_commits (
 
 CREATE INDEX __agents_commits_by_count
     ON __agents_commits (session_id, message_count);
+
+-- The context store (docs/context-strategies.md). ref is the JSON OutputRef.
+CREATE TABLE __agents_outputs (
+    session_id TEXT NOT NULL,
+    output_id  TEXT NOT NULL,
+    caller_key TEXT,                                -- idempotency key, NULL when none given
+    ref        TEXT NOT NULL,
+    content    TEXT NOT NULL,
+    PRIMARY KEY (session_id, output_id)
+);
+
+CREATE UNIQUE INDEX __agents_outputs_by_key
+    ON __agents_outputs (session_id, caller_key) WHERE caller_key IS NOT NULL;
+
+-- One row per compaction, numbered from 1; the highest number is the window.
+CREATE TABLE __agents_compactions (
+    session_id TEXT    NOT NULL,
+    number     INTEGER NOT NULL,
+    boundary   INTEGER NOT NULL,
+    summary    TEXT    NOT NULL,                    -- JSON context row
+    PRIMARY KEY (session_id, number)
+) WITHOUT ROWID;
+
+-- Rows retention removed from a session whose history is preserved.
+CREATE TABLE __agents_archive (
+    session_id TEXT    NOT NULL,
+    idx        INTEGER NOT NULL,
+    body       TEXT    NOT NULL,
+    PRIMARY KEY (session_id, idx)
+) WITHOUT ROWID;
+
+-- Scoped state (docs/scoped-state.md): one row per key of an app, user or session map;
+-- a session's map has scope 'session' and its session id as owner. value is JSON.
+CREATE TABLE __agents_scoped_state (
+    scope TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    key   TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (scope, owner, key)
+) WITHOUT ROWID;

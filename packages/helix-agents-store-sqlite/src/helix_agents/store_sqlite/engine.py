@@ -1,0 +1,116 @@
+"""``SQLiteEngine``: the engine seam on one SQLite file (docs/backends/sqlite.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Literal, TypeVar, cast
+
+from helix_agents.core import JsonObject, StoreUnavailableError
+from helix_agents.core.backend import Changes, Engine, NewSession, Refused, Snapshot, Want
+from helix_agents.core.models import SessionSummary
+
+from . import _reads, _writes
+from ._config import SQLiteConfig
+from ._connection import Connection, Work, unavailable
+from ._inline import MISSED, InlineReader
+from .schema import migrate, pending_migrations
+
+__all__ = ["SQLiteEngine"]
+
+_T = TypeVar("_T")
+
+
+class SQLiteEngine(Engine):
+    """Sessions in one SQLite file in WAL mode, shared by every store and process on it.
+
+    A write is one ``BEGIN IMMEDIATE`` transaction in one hop to the writer's
+    thread. A read runs on one snapshot: first on a read-only connection of the
+    event loop's thread, within a time budget (``_inline``), else on the reader's
+    thread.
+    """
+
+    system = "sqlite"
+    needs_open = True
+
+    def __init__(self, config: SQLiteConfig) -> None:
+        self.config = config
+        self.namespace = config.path
+        self._writer: Connection | None = None
+        self._reader: Connection | None = None
+        self._inline: InlineReader | None = None
+
+    async def open(self) -> None:
+        """Open the writer (WAL, migrations), the reader and the inline connection."""
+        try:
+            self._writer = Connection(self.config, writer=True)
+            await self._writer.open()
+            self._reader = Connection(self.config, writer=False)
+            await self._reader.open()
+            self._inline = InlineReader(self.config.path)
+        except BaseException as exc:
+            await self.close()
+            if isinstance(exc, sqlite3.Error):
+                raise unavailable(f"open of {self.config.path!r}", exc) from exc
+            raise
+
+    async def close(self) -> None:
+        """Close the connections (shielded: a cancelled close still stops the threads)."""
+        if self._inline is not None:
+            self._inline.close()
+        opened = [c for c in (self._reader, self._writer) if c is not None]
+        self._inline = self._reader = self._writer = None
+        await asyncio.shield(asyncio.gather(*(c.close() for c in opened)))
+
+    async def migrate(self) -> None:
+        """Apply the pending migrations to the file (opening does it too)."""
+        await asyncio.to_thread(migrate, self.config.path)
+
+    async def pending_migrations(self) -> list[str]:
+        """The migrations the file lacks, read without creating or writing it."""
+        return await asyncio.to_thread(pending_migrations, self.config.path)
+
+    async def _read(self, work: Work[_T]) -> _T:
+        if self._inline is not None:
+            done = self._inline.run(work)
+            if done is not MISSED:
+                return cast(_T, done)
+        return await self._on(self._reader).run(work)
+
+    async def _write(self, work: Work[_T]) -> _T:
+        return await self._on(self._writer).run(work)
+
+    def _on(self, connection: Connection | None) -> Connection:
+        if connection is None:
+            raise StoreUnavailableError(f"the SQLite store on {self.config.path!r} is not open")
+        return connection
+
+    async def snapshot(self, session_id: str, want: Want) -> Snapshot | None:
+        """The session's head and what ``want`` names, on one read snapshot."""
+        return await self._read(lambda db: _reads.snapshot(db, session_id, want))
+
+    async def apply(
+        self, session_id: str, version: int, changes: Changes, want: Want
+    ) -> Refused | Snapshot:
+        """The guarded write: one transaction, one hop to the writer's thread."""
+        return await self._write(lambda db: _writes.apply(db, session_id, version, changes, want))
+
+    async def create(self, new: NewSession) -> Literal["created", "exists"] | Refused:
+        """Insert the session (or the clone) in one transaction."""
+        return await self._write(lambda db: _writes.create(db, new))
+
+    async def delete(self, session_id: str) -> bool:
+        """Delete the session and everything it holds, in one transaction."""
+        return await self._write(lambda db: _writes.delete(db, session_id))
+
+    async def list_sessions(
+        self, user_id: str, after: tuple[datetime, str] | None, limit: int
+    ) -> Sequence[SessionSummary]:
+        """A page of the user's sessions: one statement on the listing index."""
+        return await self._read(lambda db: _reads.listing(db, user_id, after, limit))
+
+    async def scoped_state(self, scope: str, owner: str) -> JsonObject:
+        """The app or user map."""
+        return await self._read(lambda db: _reads.scoped(db, scope, owner))
