@@ -228,4 +228,4 @@ def test_wheel_works_in_a_bare_venv(
     if name == "helix-agents-cli":
         assert "helix-store" in _run(venv / "bin" / "helix-store", "--help", env=env)
         migrate = _run(venv / "bin" / "helix-store", "migrate", "memory://", "--json", env=env)
-        assert json.loads(migrate)["backend"] == "memory", migrate
+        assert json.loads(migrate)["backend"] == "helix.memory", migrate
