@@ -12,7 +12,7 @@ from helix_agents.core import (
     RunSupersededError,
     ValidationError,
 )
-from helix_agents.core.backend import (
+from helix_agents.core.edits import (
     check_pop_count,
     check_replace,
     check_replace_state,

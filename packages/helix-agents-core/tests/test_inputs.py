@@ -22,20 +22,11 @@ from helix_agents.core import (
     StoredContextItem,
     ValidationError,
 )
-from helix_agents.core.backend import (
-    check_finish_status,
-    check_id,
-    check_json,
-    check_new_session,
-    check_record,
-    coerce,
-    coerce_all,
-    decode_message_cursor,
-    decode_sessions_cursor,
-    encode_message_cursor,
-    encode_sessions_cursor,
-)
+from helix_agents.core.backend import check_id, decode_message_cursor, encode_message_cursor
+from helix_agents.core.cursors import decode_sessions_cursor, encode_sessions_cursor
+from helix_agents.core.inputs import check_json, check_record
 from helix_agents.core.limits import MAX_CURSOR_CHARS, MAX_ID_BYTES, MAX_JSON_DEPTH
+from helix_agents.core.rules import check_finish_status, check_new_session, coerce, coerce_all
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -21,10 +21,11 @@ from helix_agents.core import (
     StartRun,
     ValidationError,
 )
-from helix_agents.core.backend import check_record, coerce, coerce_commit, dump_message_json
-from helix_agents.core.inputs import _check_record, _storable, storable_rows_json
+from helix_agents.core.backend import dump_message_json
+from helix_agents.core.inputs import _check_record, _storable, check_record, storable_rows_json
 from helix_agents.core.limits import MAX_ID_BYTES, MAX_INT_DIGITS, MAX_JSON_DEPTH
 from helix_agents.core.messages import _dump_json
+from helix_agents.core.rules import coerce, coerce_commit
 
 # Text that may hold lone surrogates and NUL, which the checks refuse in places.
 _text = st.text(st.characters(blacklist_categories=()), max_size=8) | st.sampled_from(

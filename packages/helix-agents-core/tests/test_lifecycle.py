@@ -7,7 +7,7 @@ from typing import Any, Self
 import pytest
 
 from helix_agents.core import StoreUnavailableError
-from helix_agents.core.backend import ClosesOnExit
+from helix_agents.core.lifecycle import ClosesOnExit
 from helix_agents.core.tracing import traced
 from helix_agents.store_memory import MemoryStateStore
 

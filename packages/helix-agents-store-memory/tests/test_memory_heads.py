@@ -6,9 +6,8 @@ from __future__ import annotations
 import pytest
 
 from helix_agents.core import ChatMessage, ContextMessage, MessageCommit, StartRun
-from helix_agents.core.backend import Want
+from helix_agents.core.backend import Want, head_of
 from helix_agents.core.context import Compaction
-from helix_agents.core.seam import head_of
 from helix_agents.store_memory import MemoryStateStore
 
 pytestmark = pytest.mark.anyio

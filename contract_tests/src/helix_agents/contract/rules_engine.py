@@ -8,9 +8,8 @@ from typing import cast
 import pytest
 
 from helix_agents.core import ChatMessage, MessageCommit, SessionStateStore, StartRun
-from helix_agents.core.backend import Changes, Engine, Refused, StoreBase, Want
+from helix_agents.core.backend import Changes, Engine, Refused, StoreBase, Want, head_of
 from helix_agents.core.context import Compaction
-from helix_agents.core.seam import head_of
 
 from ._base import StoreFactory, rule
 from ._helpers import commit, notice, user

@@ -1,33 +1,16 @@
-"""The toolkit for writing a store: the shared rules every backend applies.
+"""The backend authors' API: the engine seam and what an engine needs (docs/backends/writing.md).
 
-Users of a store need only :mod:`helix_agents.core`. This module is for backend
-authors (see ``docs/backends/writing.md``): the commit pre-checks, the input
-checks, cursor and page helpers, the storage encoding of messages, the refusal
-table, the ``SessionHandles`` and ``ClosesOnExit`` mixins, the context
-store's ``OutputReads`` mixin, and the rules on records kept in Python
-containers (``cut_records`` and its kin) for in-process stores. It changes with
-the rules; its changes are listed under "Backend API" in the changelog.
+Users of a store need only :mod:`helix_agents.core`. A backend is an
+:class:`Engine` under core's :class:`StoreBase`, which implements every public
+method and rule once; an engine that keeps a session's records in Python (the
+memory store, the example store) uses the in-process engine's
+:func:`apply_changes` and :func:`snapshot_of` as they are. Changes to this module
+are listed under "Backend API" in the changelog.
 """
 
-from .base import StoreBase, row_message
-from .checkpoint_pages import CheckpointRange, check_checkpoint_ids, checkpoint_range
-from .clock import check_clock, utcnow
-from .context.reads import OutputReads, output_not_found
-from .cursors import (
-    decode_message_cursor,
-    decode_sessions_cursor,
-    encode_message_cursor,
-    encode_sessions_cursor,
-)
-from .edits import (
-    check_pop_count,
-    check_replace,
-    check_replace_state,
-    check_rows,
-    plan_replace,
-    pop_keep,
-)
-from .errors import approval_not_found, session_not_found
+from .base import StoreBase
+from .clock import utcnow
+from .cursors import decode_message_cursor, encode_message_cursor
 from .handles import SessionHandles
 from .inprocess import (
     SessionRecords,
@@ -37,62 +20,31 @@ from .inprocess import (
     snapshot_of,
     summary_of,
 )
-from .inputs import check_id, check_input, check_json, check_record, check_text
-from .lifecycle import ClosesOnExit
-from .limits import (
-    MAX_COUNT,
-    MAX_PAGE,
-    check_listing_first,
-    check_max_messages,
-    check_page_args,
-    check_tail_limit,
-    next_page_cursor,
-    page_window,
-)
+from .inputs import check_id, check_text
+from .limits import MAX_COUNT, check_max_messages
 from .messages import dump_message_json, parse_message_json, parse_messages_json
-from .refusals import REFUSALS, raise_refusal
 from .registry import ENTRY_POINT_GROUP
-from .rules import (
-    CommitPlan,
-    CommitState,
-    approvals_in_order,
-    assert_deliverable,
-    assert_delivery_offsets,
-    assert_fence,
-    assert_retained,
-    check_checkpoint_count,
-    check_commit,
-    check_finish_status,
-    check_keep,
-    check_limit,
-    check_new_session,
-    checkpoints_in_order,
-    coerce,
-    coerce_all,
-    coerce_commit,
-    commit_survives,
-    new_session_id,
-    next_activity,
-    reopen_on_truncate,
-    undelivered_in_order,
+from .seam import (
+    Changes,
+    Engine,
+    NewSession,
+    Queue,
+    Refused,
+    RowSpan,
+    Snapshot,
+    Want,
+    head_of,
+    rows_json,
 )
-from .scoped import check_scope, check_scoped_deltas, merge_deltas
-from .seam import Changes, Engine, NewSession, Refused, RowSpan, Snapshot, Want
 from .urls import redact_url
 
 __all__ = [
     "ENTRY_POINT_GROUP",
     "MAX_COUNT",
-    "MAX_PAGE",
-    "REFUSALS",
     "Changes",
-    "CheckpointRange",
-    "ClosesOnExit",
-    "CommitPlan",
-    "CommitState",
     "Engine",
     "NewSession",
-    "OutputReads",
+    "Queue",
     "Refused",
     "RowSpan",
     "SessionHandles",
@@ -102,64 +54,19 @@ __all__ = [
     "StoreBase",
     "Want",
     "apply_changes",
-    "approval_not_found",
-    "approvals_in_order",
-    "assert_deliverable",
-    "assert_delivery_offsets",
-    "assert_fence",
-    "assert_retained",
-    "check_checkpoint_count",
-    "check_checkpoint_ids",
-    "check_clock",
-    "check_commit",
-    "check_finish_status",
     "check_id",
-    "check_input",
-    "check_json",
-    "check_keep",
-    "check_limit",
-    "check_listing_first",
     "check_max_messages",
-    "check_new_session",
-    "check_page_args",
-    "check_pop_count",
-    "check_record",
-    "check_replace",
-    "check_replace_state",
-    "check_rows",
-    "check_scope",
-    "check_scoped_deltas",
-    "check_tail_limit",
     "check_text",
-    "checkpoint_range",
-    "checkpoints_in_order",
-    "coerce",
-    "coerce_all",
-    "coerce_commit",
     "copy_prefix",
-    "commit_survives",
     "decode_message_cursor",
-    "decode_sessions_cursor",
     "dump_message_json",
     "encode_message_cursor",
-    "encode_sessions_cursor",
-    "merge_deltas",
-    "new_session_id",
-    "next_activity",
-    "next_page_cursor",
-    "output_not_found",
-    "page_window",
+    "head_of",
     "parse_message_json",
     "parse_messages_json",
-    "plan_replace",
-    "pop_keep",
-    "raise_refusal",
     "redact_url",
-    "reopen_on_truncate",
-    "row_message",
-    "session_not_found",
+    "rows_json",
     "snapshot_of",
     "summary_of",
-    "undelivered_in_order",
     "utcnow",
 ]

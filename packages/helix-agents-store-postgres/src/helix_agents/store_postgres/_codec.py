@@ -29,10 +29,10 @@ from helix_agents.core.backend import (
     Want,
     dump_message_json,
     parse_messages_json,
+    rows_json,
 )
 from helix_agents.core.context import OutputRef
 from helix_agents.core.models import RunInfo
-from helix_agents.core.seam import rows_json  # not in helix_agents.core.backend (yet)
 
 __all__ = ["changes_json", "snapshot", "want_json"]
 

@@ -21,14 +21,15 @@ from helix_agents.core import (
 )
 from helix_agents.core.backend import (
     Changes,
+    Queue,
     Snapshot,
     Want,
     dump_message_json,
     parse_message_json,
+    rows_json,
 )
-from helix_agents.core.context.models import OutputRef
+from helix_agents.core.context import OutputRef
 from helix_agents.core.models import RunInfo
-from helix_agents.core.seam import Queue, rows_json
 
 __all__ = [
     "QUEUE_PREFIX",

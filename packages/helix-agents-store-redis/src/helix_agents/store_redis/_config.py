@@ -10,8 +10,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from helix_agents.core import ValidationError
-from helix_agents.core.backend import redact_url
-from helix_agents.core.limits import MAX_COUNT, check_max_messages
+from helix_agents.core.backend import MAX_COUNT, check_max_messages, redact_url
 
 from ._keys import KeySpace
 

@@ -25,9 +25,9 @@ from helix_agents.core.backend import (
     RowSpan,
     Snapshot,
     Want,
+    head_of,
 )
 from helix_agents.core.models import SessionSummary
-from helix_agents.core.seam import head_of
 
 from ._codec import (
     changes_json,

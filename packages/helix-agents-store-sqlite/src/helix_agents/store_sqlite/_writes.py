@@ -20,8 +20,8 @@ from helix_agents.core.backend import (
     Snapshot,
     Want,
     dump_message_json,
+    rows_json,
 )
-from helix_agents.core.seam import rows_json
 
 from ._reads import as_snapshot, head, snapshot, to_us
 
