@@ -32,6 +32,7 @@ from helix_agents.core.context import OutputRef
 from helix_agents.core.models import RunInfo
 
 __all__ = [
+    "decode_reply",
     "QUEUE_PREFIX",
     "changes_json",
     "dump",
@@ -187,6 +188,24 @@ def changes_json(changes: Changes, shared: str, tokens: Mapping[str, str]) -> st
 
 def _pairs(flat: Sequence[Any]) -> list[tuple[Any, Any]]:
     return list(zip(flat[::2], flat[1::2], strict=True))
+
+
+def decode_reply(encoded: str) -> list[Any]:
+    """lua/_snapshot.lua's reply, one JSON text, as the script built it."""
+    reply: list[Any] = _plain(json.loads(encoded))
+    return reply
+
+
+def _plain(value: Any) -> Any:
+    """A value of cjson's text as the script built it: false (Lua's nil) as ``None``, an
+    empty table (encoded as ``{}``) as ``[]``."""
+    if value is False:
+        return None
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return []
+    return value
 
 
 def snapshot_of(session_id: str, reply: Sequence[Any], want: Want) -> Snapshot:

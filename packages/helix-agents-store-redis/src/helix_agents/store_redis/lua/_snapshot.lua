@@ -3,7 +3,7 @@
 local HEAD = {'v', 'created', 'la', 'md', 'user', 'first', 'count', 'ui', 'run', 'cmpn', 'ws', 'pres'}
 
 -- The head, then what want `w` names (its JSON: _codec.want_json), or false if gone.
--- Reply: head, replay, run used, queue state, approval state, named checkpoints, keyed
+-- Reply (JSON): head, replay, run used, queue state, approval state, named checkpoints, keyed
 -- output, output, rows_from, rows, queued, pending, checkpoints, summary, archive, scoped.
 local function snapshot(w)
   local h = redis.call('HMGET', META, unpack(HEAD))
@@ -61,7 +61,9 @@ local function snapshot(w)
     local ids = redis.call('ZREVRANGEBYLEX', CKPTL, w.cks[2], w.cks[1], 'LIMIT', 0, w.cks[3])
     if #ids > 0 then cks = redis.call('HMGET', CKPT, unpack(ids)) end
   end
-  return {
+  -- One JSON text, not a nested reply: the client parses one string (in C) instead of
+  -- dozens of RESP elements (in Python). Lua's nil reads as false, an empty table as {}.
+  return cjson.encode({
     h,
     w.c and redis.call('HGET', CMT, w.c) or false,
     w.r and redis.call('SISMEMBER', RUNS, w.r) or 0,
@@ -71,5 +73,5 @@ local function snapshot(w)
     w.win and tonumber(h[10]) > 0 and redis.call('LINDEX', CMP, -1) or false,
     w.arch and redis.call('LRANGE', ARCH, 0, -1) or {},
     w.scs and redis.call('HGETALL', SCS) or {},
-  }
+  })
 end
