@@ -17,6 +17,7 @@ from ..errors import (
     StoreUnavailableError,
     session_not_found,
 )
+from ..inprocess import SessionRecords, snapshot_of
 from ..inputs import check_id, check_input
 from ..limits import check_max_messages
 from ..messages import ChatMessage, ContextMessage, Message, parse_message, parse_message_json
@@ -211,20 +212,9 @@ def info(snap: Snapshot) -> SessionInfo:
 
 
 def fresh_head(new: NewSession) -> Snapshot:
-    """The head of a session just created from ``new`` (not a clone): empty, at its first
-    version."""
-    return Snapshot(
-        session_id=new.session_id,
-        version=new.version,
-        user_id=new.user_id,
-        created_at=new.created_at,
-        last_activity_at=new.created_at,
-        metadata=new.metadata,
-        message_count=0,
-        first_index=0,
-        ui_count=0,
-        current_run=None,
-        window_start=0,
-        compactions=0,
-        preserved=False,
+    """The head of a session just created from ``new`` (not a clone), as the in-process
+    engine reads a new session's records: what "empty" means is decided there once."""
+    fresh = SessionRecords(
+        new.session_id, new.user_id, new.created_at, new.created_at, new.metadata, new.version
     )
+    return snapshot_of(fresh, _NOTHING)

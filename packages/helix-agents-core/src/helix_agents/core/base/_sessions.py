@@ -43,15 +43,9 @@ class SessionMethods(Plumbing):
         new = NewSession(sid, user_id, now, meta)
         if await self.engine.create(new) != "created":
             raise SessionExistsError(f"session {sid!r} exists", session_id=sid)
-        self._keep_head(fresh_head(new))
-        return SessionInfo(
-            id=sid,
-            user_id=user_id,
-            created_at=now,
-            last_activity_at=now,
-            message_count=0,
-            metadata=copy.deepcopy(meta),
-        )
+        head = fresh_head(new)
+        self._keep_head(head)
+        return info(head)
 
     async def get_session(self, session_id: str) -> SessionInfo | None:
         """The session, or ``None``."""
