@@ -32,13 +32,14 @@ from helix_agents.core.context import OutputRef
 from helix_agents.core.models import RunInfo
 
 __all__ = [
-    "decode_reply",
+    "head_of_reply",
     "QUEUE_PREFIX",
     "changes_json",
     "dump",
     "from_micros",
     "micros",
     "snapshot_of",
+    "split_reply",
     "stored_rows",
     "text",
     "want_json",
@@ -51,7 +52,6 @@ _QUEUED: dict[Queue, type[StoredContextItem] | type[LateAnswer]] = {
     "context": StoredContextItem,
     "late": LateAnswer,
 }
-_metadata: pydantic.TypeAdapter[dict[str, Any]] = pydantic.TypeAdapter(dict[str, Any])
 
 
 def micros(at: datetime) -> int:
@@ -190,69 +190,72 @@ def _pairs(flat: Sequence[Any]) -> list[tuple[Any, Any]]:
     return list(zip(flat[::2], flat[1::2], strict=True))
 
 
-def decode_reply(encoded: str) -> list[Any]:
-    """lua/_snapshot.lua's reply, one JSON text, as the script built it."""
-    reply: list[Any] = _plain(json.loads(encoded))
-    return reply
+# cjson's text as the scripts build it: Lua's nil reads as false, an empty table as {}
+# (falsy, like the empty list it stands for), so the readers below test truth, not type.
 
 
-def _plain(value: Any) -> Any:
-    """A value of cjson's text as the script built it: false (Lua's nil) as ``None``, an
-    empty table (encoded as ``{}``) as ``[]``."""
-    if value is False:
-        return None
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return []
-    return value
+def _head(session_id: str, h: Sequence[Any]) -> dict[str, Any]:
+    return {
+        "session_id": session_id,
+        "version": int(h[0]),
+        "user_id": h[4] or None,
+        "created_at": from_micros(h[1]),
+        "last_activity_at": from_micros(h[2]),
+        "metadata": json.loads(h[3]),
+        "message_count": int(h[6]),
+        "first_index": int(h[5]),
+        "ui_count": int(h[7]),
+        "current_run": RunInfo.model_validate_json(h[8]) if h[8] else None,
+        "window_start": int(h[10]),
+        "compactions": int(h[9]),
+        "preserved": h[11] == "1",
+    }
 
 
-def snapshot_of(session_id: str, reply: Sequence[Any], want: Want) -> Snapshot:
-    """The :class:`Snapshot` of lua/_snapshot.lua's (decoded) reply to ``want``."""
-    head = reply[0]
-    run = None if head[8] is None else RunInfo.model_validate_json(head[8])
+def head_of_reply(session_id: str, encoded: str) -> Snapshot:
+    """The head of a session from a landed apply's reply (the head's fields as JSON)."""
+    return Snapshot(**_head(session_id, json.loads(encoded)))
+
+
+def split_reply(encoded: str) -> tuple[list[Any], list[str]]:
+    """lua/_snapshot.lua's reply: its JSON part, and the rows as stored (kind mark first)."""
+    head, _, rows = encoded.partition("\n")
+    reply: list[Any] = json.loads(head)
+    return reply, rows.split("\n") if reply[9] else []
+
+
+def snapshot_of(session_id: str, encoded: str, want: Want) -> Snapshot:
+    """The :class:`Snapshot` of lua/_snapshot.lua's reply to ``want``."""
+    reply, stored = split_reply(encoded)
     queue_state: dict[Queue, dict[str, int | None]] = {q: {} for q in want.queue_keys}
-    for entry, index in _pairs(reply[3]):
+    for entry, index in _pairs(reply[3] or ()):
         queue: Queue = "context" if entry[:2] == "c:" else "late"
-        queue_state.setdefault(queue, {})[entry[2:]] = None if index is None else int(index)
-    named = [Checkpoint.model_validate_json(cp) for cp in reply[5] if cp is not None]
+        queue_state.setdefault(queue, {})[entry[2:]] = int(index) if index else None
+    named = [Checkpoint.model_validate_json(cp) for cp in reply[5] or () if cp]
     output = reply[7]
     summary = None
-    if reply[13] is not None:
+    if reply[13]:
         parsed = parse_message_json(reply[13].partition(" ")[2])
         summary = parsed if isinstance(parsed, ContextMessage) else None
     queued: list[StoredContextItem | LateAnswer] = []
     if want.queued is not None:
         model = _QUEUED[want.queued]
-        queued = [model.model_validate_json(record) for record in reply[10]]
+        queued = [model.model_validate_json(record) for record in reply[10] or ()]
     return Snapshot(
-        session_id=session_id,
-        version=int(head[0]),
-        user_id=head[4],
-        created_at=from_micros(head[1]),
-        last_activity_at=from_micros(head[2]),
-        metadata=_metadata.validate_json(head[3]),
-        message_count=int(head[6]),
-        first_index=int(head[5]),
-        ui_count=int(head[7]),
-        current_run=run,
-        window_start=int(head[10]),
-        compactions=int(head[9]),
-        preserved=head[11] == "1",
-        replay=None if reply[1] is None else CommitResult.model_validate_json(reply[1]),
+        **_head(session_id, reply[0]),
+        replay=CommitResult.model_validate_json(reply[1]) if reply[1] else None,
         run_id_used=reply[2] == 1,
         queue_state=queue_state,
-        approval_state=dict(_pairs(reply[4])),
+        approval_state=dict(_pairs(reply[4] or ())),
         named_checkpoints={cp.checkpoint_id: cp for cp in named},
-        keyed_output=None if reply[6] is None else OutputRef.model_validate_json(reply[6]),
+        keyed_output=OutputRef.model_validate_json(reply[6]) if reply[6] else None,
         output=(OutputRef.model_validate_json(output[0]), output[1]) if output else None,
         rows_from=int(reply[8]),
-        rows=[row[1:] for row in reply[9]],
+        rows=[row[1:] for row in stored],
         queued=queued,
-        pending=[PendingApproval.model_validate_json(a) for a in reply[11]],
-        checkpoints=[Checkpoint.model_validate_json(cp) for cp in reply[12] if cp is not None],
+        pending=[PendingApproval.model_validate_json(a) for a in reply[11] or ()],
+        checkpoints=[Checkpoint.model_validate_json(cp) for cp in reply[12] or () if cp],
         summary=summary,
-        archive=[(int(i), row[1:]) for i, _, row in (a.partition(" ") for a in reply[14])],
-        session_scoped={key: json.loads(value) for key, value in _pairs(reply[15])},
+        archive=[(int(i), row[1:]) for i, _, row in (a.partition(" ") for a in reply[14] or ())],
+        session_scoped={key: json.loads(value) for key, value in _pairs(reply[15] or ())},
     )

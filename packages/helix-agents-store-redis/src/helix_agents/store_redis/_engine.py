@@ -31,10 +31,11 @@ from helix_agents.core.models import SessionSummary
 
 from ._codec import (
     changes_json,
-    decode_reply,
     dump,
+    head_of_reply,
     micros,
     snapshot_of,
+    split_reply,
     stored_rows,
     text,
     want_json,
@@ -48,7 +49,6 @@ from ._scripts import Scripts
 
 __all__ = ["RedisEngine"]
 
-_HEAD = Want()
 _WHOLE = Want(rows=RowSpan(0), checkpoints="all")
 _USERS_KEPT = 4096
 # A write refused because a reader sealed its maps announces itself again; readers
@@ -147,7 +147,7 @@ class RedisEngine(Engine):
         if reply is None:
             self._users.pop(session_id, None)
             return None
-        snap = snapshot_of(session_id, decode_reply(reply), want)
+        snap = snapshot_of(session_id, reply, want)
         self._remember(session_id, snap.user_id)
         return snap
 
@@ -166,7 +166,7 @@ class RedisEngine(Engine):
                 self._users.pop(session_id, None)
                 return Refused(None)
             if reply[0] == "moved":
-                moved = snapshot_of(session_id, decode_reply(reply[1]), want)
+                moved = snapshot_of(session_id, reply[1], want)
                 self._remember(session_id, moved.user_id)
                 return Refused(moved)
             if reply[0] == "ukey":
@@ -174,7 +174,7 @@ class RedisEngine(Engine):
             elif reply[0] == "sealed":
                 tokens = await self.journal.announce(session_id, shared)
             else:
-                head = snapshot_of(session_id, decode_reply(reply[1]), _HEAD)
+                head = head_of_reply(session_id, reply[1])
                 self._remember(session_id, head.user_id)
                 await self._relist(session_id, head.user_id, head.last_activity_at)
                 if shared:
@@ -203,11 +203,11 @@ class RedisEngine(Engine):
             )
             if reply is None:
                 return Refused(None)
-            whole = decode_reply(reply)
-            source = snapshot_of(source_id, whole, _WHOLE)
+            source = snapshot_of(source_id, reply, _WHOLE)
             if source.version != version:
                 return Refused(head_of(source))
-            first, stored = source.first_index, whole[9]
+            # The rows as stored, with the mark of each row's kind.
+            first, stored = source.first_index, split_reply(reply)[1]
             rows = stored[: end - first]
             ui = source.ui_count - sum(row[0] == "m" for row in stored[end - first :])
             checkpoints = [

@@ -61,17 +61,19 @@ local function snapshot(w)
     local ids = redis.call('ZREVRANGEBYLEX', CKPTL, w.cks[2], w.cks[1], 'LIMIT', 0, w.cks[3])
     if #ids > 0 then cks = redis.call('HMGET', CKPT, unpack(ids)) end
   end
-  -- One JSON text, not a nested reply: the client parses one string (in C) instead of
-  -- dozens of RESP elements (in Python). Lua's nil reads as false, an empty table as {}.
+  -- One text, not a nested reply: the client parses one string (in C) instead of dozens
+  -- of RESP elements (in Python). JSON (Lua's nil reads as false, an empty table as {}),
+  -- then the rows, one per line: stored rows are compact JSON, which holds no newline,
+  -- so they travel unescaped.
   return cjson.encode({
     h,
     w.c and redis.call('HGET', CMT, w.c) or false,
     w.r and redis.call('SISMEMBER', RUNS, w.r) or 0,
-    qs, as, cps, keyed, output, lo, rows, queued,
+    qs, as, cps, keyed, output, lo, #rows, queued,
     w.pend and redis.call('HVALS', APPR) or {},
     cks,
     w.win and tonumber(h[10]) > 0 and redis.call('LINDEX', CMP, -1) or false,
     w.arch and redis.call('LRANGE', ARCH, 0, -1) or {},
     w.scs and redis.call('HGETALL', SCS) or {},
-  })
+  }) .. '\n' .. table.concat(rows, '\n')
 end

@@ -176,7 +176,7 @@ if op == 'apply' then
   apply(c)
   expire()
   if UKEY then index(UKEY, c.la, 'CH') end
-  return {'ok', snapshot({})}
+  return {'ok', cjson.encode(redis.call('HMGET', META, unpack(HEAD)))}
 elseif op == 'create' then
   if redis.call('EXISTS', META) == 1 then return 'exists' end
   local s = cjson.decode(ARGV[6])
