@@ -15,6 +15,7 @@ are wrapped, never leaked. Each concrete class carries a stable ``code`` and a
      │    ├── LateAnswerDeliveryConflictError
      │    └── StaleCheckpointError
      ├── ApprovalNotFoundError           state_approval_not_found
+     ├── ForeignSessionError             state_foreign_session
      ├── MigrationError                  state_migration
      ├── StoreMisconfiguredError         state_misconfigured
      └── StoreUnavailableError           state_unavailable (retryable)
@@ -28,6 +29,7 @@ __all__ = [
     "ApprovalNotFoundError",
     "ConcurrencyConflictError",
     "ContextItemDeliveryConflictError",
+    "ForeignSessionError",
     "LateAnswerDeliveryConflictError",
     "MessageCountConflictError",
     "MigrationError",
@@ -156,6 +158,22 @@ class ApprovalNotFoundError(StateStoreError):
     """No pending or resolved approval has this id."""
 
     code = "state_approval_not_found"
+
+
+class ForeignSessionError(StateStoreError):
+    """The session belongs to another adapter (docs/integrations/sharing.md, ADP-2).
+
+    ``owner`` is the adapter that created it, ``adapter`` the one refused.
+    """
+
+    code = "state_foreign_session"
+
+    def __init__(
+        self, message: str, *, session_id: str | None = None, owner: str = "", adapter: str = ""
+    ) -> None:
+        super().__init__(message, session_id=session_id)
+        self.owner = owner
+        self.adapter = adapter
 
 
 class MigrationError(StateStoreError):

@@ -1,0 +1,53 @@
+"""How framework adapters share one store (docs/integrations/sharing.md, rules ADP-1..ADP-3).
+
+Each adapter marks the sessions it creates with its name under :data:`ADAPTER_KEY` in
+the session's metadata. A session marked by another adapter is not there for reads
+(:func:`readable`) and refuses writes (:func:`check_writable`); a session with no mark
+(created through the store, or by another runtime) is shared.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from .errors import ForeignSessionError
+from .messages import JsonObject
+from .models import SessionInfo
+
+__all__ = ["ADAPTER_KEY", "AdapterName", "check_writable", "mark", "owner_of", "readable"]
+
+ADAPTER_KEY = "helix.adapter"
+"""The metadata key naming the adapter that created a session."""
+
+AdapterName = Literal["openai-agents", "langgraph", "adk"]
+"""The adapters that mark sessions."""
+
+
+def mark(adapter: AdapterName, metadata: JsonObject | None = None) -> JsonObject:
+    """``metadata`` with ``adapter``'s mark: what an adapter passes to ``create_session``."""
+    return {**(metadata or {}), ADAPTER_KEY: adapter}
+
+
+def owner_of(info: SessionInfo) -> str | None:
+    """The adapter that created the session, or ``None`` for a shared session."""
+    owner = info.metadata.get(ADAPTER_KEY)
+    return owner if isinstance(owner, str) else None
+
+
+def readable(info: SessionInfo, adapter: AdapterName) -> bool:
+    """Whether ``adapter`` may read the session: it is shared or its own (ADP-2)."""
+    owner = owner_of(info)
+    return owner is None or owner == adapter
+
+
+def check_writable(info: SessionInfo, adapter: AdapterName) -> None:
+    """Raise :class:`ForeignSessionError` if another adapter created the session (ADP-2)."""
+    owner = owner_of(info)
+    if owner is not None and owner != adapter:
+        raise ForeignSessionError(
+            f"session {info.id!r} belongs to the {owner} adapter; the {adapter} adapter "
+            "neither reads nor writes it",
+            session_id=info.id,
+            owner=owner,
+            adapter=adapter,
+        )
