@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -13,7 +15,7 @@ import redis
 from helix_agents.contract import SessionStoreContract
 from helix_agents.contract._base import rule_tests
 
-from .conftest import Helix
+from .conftest import Helix, run_helix
 
 # A few rules keep these fast; the whole suite runs the same way.
 RULES = "SES_1 or MSG_1"
@@ -58,3 +60,39 @@ def test_check_reports_an_unreachable_store_in_one_line(helix: Helix) -> None:
     done = helix("check", "redis://:s3cret@127.0.0.1:1/0", "-k", RULES)
     assert done.code == 4 and done.out == ""
     assert done.err.count("\n") == 1 and "s3cret" not in done.err
+
+
+def test_check_keeps_the_password_out_of_its_childs_argv_and_environment(
+    pg_url: str, tmp_path: Path
+) -> None:
+    # Trust authentication ignores a password, so one can ride in the URL and be looked for.
+    secret = "pw-" + tmp_path.name[-8:]
+    parts = urlsplit(pg_url)
+    url = parts._replace(
+        netloc=f"{parts.username or 'postgres'}:{secret}@{parts.hostname}:{parts.port or 5432}"
+    ).geturl()
+    seen: list[tuple[bytes, bytes]] = []
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.is_set():
+            for proc in Path("/proc").iterdir():
+                try:
+                    argv = (proc / "cmdline").read_bytes()
+                    if b"helix_agents.contract.plugin" in argv:
+                        seen.append((argv, (proc / "environ").read_bytes()))
+                except OSError:
+                    continue
+            time.sleep(0.005)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        done = run_helix("check", url, "-k", RULES, "--json")
+    finally:
+        stop.set()
+        watcher.join()
+    assert done.code == 0, done.err + done.out
+    assert seen, "the contract suite's child process was never seen"
+    assert all(secret.encode() not in argv + env for argv, env in seen)
+    assert secret not in done.out + done.err

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import traceback
+from urllib.parse import quote
 
 import pytest
 
@@ -58,12 +59,40 @@ pytestmark = pytest.mark.anyio
         ("rediss://h/0?ssl_ca_certs=/ca.pem&ssl_password=s3cret", "s3cret"),
         ("postgresql://h/db?sslpassword=s3cret&auth_token=t0ken", "s3cret"),
         ("host=h password='s 3 cret' user=u", "3 cret"),
+        # Reserved characters a password should have escaped, and did not.
+        ("postgresql://app:pa/ss3cret@db/x", "ss3cret"),
+        ("redis://:se?cr#3t@127.0.0.1:6379/0", "cr#3t"),
+        ("redis://:s3c#ret@127.0.0.1/0", "ret"),
+        ("postgresql://u:s3/c@r:et@h1:5432,h2/db?sslmode=require", "r:et"),
+        ("postgresql://u:s%2F3cret@h/db", "3cret"),
+        # user:password@ per host (multi-host and cluster URLs).
+        ("postgresql://u:pw1x@h1:5432,u:pw2x@h2:5433/db", "pw2x"),
+        ("postgresql://u:pw1x@h1:5432,u:pw2x@h2:5433/db", "pw1x"),
+        ("redis+cluster://u:s3cret@h1:7000,u:s3cret@h2:7001/0", "s3cret"),
+        ("redis+cluster://h1:7000,h2:7001?password=s3cret", "s3cret"),
+        ("postgresql://h/db?PGPASSWORD=s3cret", "s3cret"),
+        ("postgresql://h/db?options=-c%20x&password=s3cret", "s3cret"),
+        # A URL inside a message, with text after it.
+        ("could not reach redis://:pa/ss@h:1/0 (refused) for ada@example", "pa/ss"),
     ],
 )
 def test_redact_url_masks_every_secret(url: str, secret: str) -> None:
     shown = redact_url(url)
     assert secret not in shown
     assert "***" in shown
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://h1:5432,h2:5433/db?sslmode=require",
+        "redis://127.0.0.1:6379/0?key_prefix=a",
+        "sqlite:///tmp/a:b@c.db",
+        "memory://",
+    ],
+)
+def test_redact_url_leaves_a_url_without_secrets_alone(url: str) -> None:
+    assert redact_url(url) == url
 
 
 def _chain(error: BaseException) -> list[BaseException]:
@@ -102,6 +131,45 @@ def test_open_store_refusals_never_echo_a_password(
     shown += [f"{e!s} {e!r} {e.args!r}" for e in _chain(caught.value)]
     shown += [logging.Formatter().format(record) for record in caplog.records]
     assert [text for text in shown if "s3cret" in text] == []
+
+
+_UNESCAPED = ["qx/zv9k", "qx?zv9k", "qx#zv9k", "qx@zv/9k", "qx zv9k"]
+_SHAPES = [
+    "postgresql://app:{}@127.0.0.1:1/db",
+    "postgresql://app:{}@127.0.0.1:1,127.0.0.1:2/db",
+    "redis://:{}@127.0.0.1:1/0",
+    "rediss://u:{}@127.0.0.1:1/0",
+    "redis+cluster://:{}@127.0.0.1:1,127.0.0.1:2",
+]
+
+
+@pytest.mark.parametrize("shape", _SHAPES)
+@pytest.mark.parametrize("secret", _UNESCAPED)
+def test_a_password_that_should_have_been_escaped_is_refused_unseen(
+    shape: str, secret: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Every part of it: a parser would read its tail as a port, a path or a query."""
+    caplog.set_level(logging.DEBUG)
+    with pytest.raises(ValidationError) as caught:
+        open_store(shape.format(secret))
+    assert "percent-encode" in str(caught.value)
+    shown = ["".join(traceback.format_exception(caught.value))]
+    shown += [logging.Formatter().format(record) for record in caplog.records]
+    parts = [secret, *secret.replace("?", "/").replace("#", "/").replace(" ", "/").split("/")]
+    assert [p for p in parts if any(p in text for text in shown)] == []
+
+
+@pytest.mark.parametrize("shape", _SHAPES[:4])
+def test_the_same_password_escaped_is_accepted(shape: str) -> None:
+    store = open_store(shape.format(quote("p@ss/w?#9 x", safe="")))
+    assert store is not None
+
+
+def test_an_at_sign_in_a_query_value_asks_for_an_escape_too() -> None:
+    with pytest.raises(ValidationError, match="%40"):
+        open_store("postgresql://h:5432/db?application_name=a@b")
+    assert open_store("postgresql://h:5432/db?application_name=a%40b") is not None
+    assert open_store("sqlite:///tmp/a@b.db") is not None
 
 
 class _EntryPoint:

@@ -11,6 +11,7 @@ import pytest
 from helix_agents.core import SessionInfo, SessionStateStore, open_store
 
 from ._base import StoreFactory
+from .plugin import store_url
 from .suite import SessionStoreContract
 
 
@@ -48,7 +49,8 @@ class TestStoreByUrl(SessionStoreContract):
     @pytest.fixture
     async def store_factory(self, request: pytest.FixtureRequest) -> AsyncIterator[StoreFactory]:
         """Open stores on the URL under a namespace no other test uses; delete what they made."""
-        url: str = request.config.getoption("store_url")
+        url = store_url(request.config)
+        assert url is not None  # collected only when a URL is given
         prefix: str = request.config.getoption("store_namespace_prefix")
         namespace = f"{prefix}{uuid.uuid4().hex[:12]}"
         created: set[str] = set()

@@ -13,7 +13,12 @@ import pytest
 
 from ._coverage import recorded_runs
 
-__all__ = ["pytest_addoption", "pytest_collection_modifyitems", "pytest_terminal_summary"]
+__all__ = [
+    "pytest_addoption",
+    "pytest_collection_modifyitems",
+    "pytest_terminal_summary",
+    "store_url",
+]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -25,6 +30,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="run the helix-agents contract suite against the store at URL "
         "(memory://, sqlite:///x.db, postgresql://…, redis://…)",
+    )
+    group.addoption(
+        "--store-url-file",
+        metavar="PATH",
+        default=None,
+        help="read the URL from the file at PATH instead, so a URL with a password is "
+        "not in the process's argv (what `helix-store check` passes)",
     )
     group.addoption(
         "--store-namespace-prefix",
@@ -39,7 +51,7 @@ def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
     """Collect the by-URL contract class when ``--store-url`` is given."""
-    if config.getoption("store_url") is None:
+    if store_url(config) is None:
         return
     from . import _by_url
 
@@ -55,3 +67,12 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     terminalreporter.section("helix-agents state machine: steps landed/tried")
     for label, counts in runs:
         terminalreporter.write_line(f"{label}: {counts.table()}")
+
+
+def store_url(config: pytest.Config) -> str | None:
+    """The URL ``--store-url`` or ``--store-url-file`` names, if either is given."""
+    path = config.getoption("store_url_file")
+    if path is not None:
+        return Path(path).read_text(encoding="utf-8").strip()
+    url: str | None = config.getoption("store_url")
+    return url

@@ -77,15 +77,20 @@ def check_store(url: str, *, select: str | None, verbose: bool, as_json: bool) -
         )
     suite_url = _suite_url(url)
     prefix = f"helix_check_{uuid.uuid4().hex[:10]}_"
-    args = [sys.executable, "-m", "pytest", "-p", "helix_agents.contract.plugin"]
-    args += ["--store-url", suite_url, "--store-namespace-prefix", prefix]
-    args += ["-p", "no:cacheprovider", "-q", "-rf"]
-    if select:
-        args += ["-k", select]
     asyncio.run(_probe(suite_url, prefix + "probe"))
     try:
         # An empty directory: no project's pytest configuration or tests get in the way.
+        # It is the user's alone (0700), and the URL reaches the child in a file there:
+        # argv and the environment of a process are visible to others (ps, /proc).
         with tempfile.TemporaryDirectory(prefix="helix-check-") as here:
+            url_file = Path(here, "store-url")
+            url_file.touch(mode=0o600)
+            url_file.write_text(suite_url, encoding="utf-8")
+            args = [sys.executable, "-m", "pytest", "-p", "helix_agents.contract.plugin"]
+            args += ["--store-url-file", str(url_file), "--store-namespace-prefix", prefix]
+            args += ["-p", "no:cacheprovider", "-q", "-rf"]
+            if select:
+                args += ["-k", select]
             done = subprocess.run(args, cwd=here, capture_output=True, text=True, check=False)
     finally:
         _drop_leftovers(url, prefix)

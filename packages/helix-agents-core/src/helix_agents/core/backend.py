@@ -36,7 +36,7 @@ from .seam import (
     head_of,
     rows_json,
 )
-from .urls import redact_url
+from .urls import check_userinfo, redact_url
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -64,6 +64,7 @@ __all__ = [
     "head_of",
     "parse_message_json",
     "parse_messages_json",
+    "check_userinfo",
     "redact_url",
     "rows_json",
     "snapshot_of",

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 from .errors import ValidationError
 from .protocol import SessionStateStore
-from .urls import redact_url
+from .urls import check_userinfo, redact_url
 
 __all__ = ["ENTRY_POINT_GROUP", "open_store"]
 
@@ -47,6 +47,7 @@ def open_store(url: str, *, tracing: bool = False, **options: Any) -> SessionSta
         raise ValidationError(
             f"store URL {redact_url(url)!r} has no scheme (try 'sqlite:///agent.db')"
         )
+    check_userinfo(url)
     found = entry_points(group=ENTRY_POINT_GROUP, name=scheme)
     if not found:
         dist = _INSTALL_HINTS.get(scheme)

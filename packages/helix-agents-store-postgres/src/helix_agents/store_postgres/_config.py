@@ -9,7 +9,7 @@ from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from helix_agents.core import ValidationError
-from helix_agents.core.backend import redact_url
+from helix_agents.core.backend import check_userinfo, redact_url
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
@@ -143,6 +143,7 @@ def split_url(url: str) -> tuple[str, dict[str, Any]]:
     """
     if not isinstance(url, str):
         raise ValidationError(f"a PostgreSQL URL must be a string, got {type(url).__name__}")
+    check_userinfo(url)
     try:
         parts = urlsplit(url)
         query = parse_qsl(parts.query, keep_blank_values=True)

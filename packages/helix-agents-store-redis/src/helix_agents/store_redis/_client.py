@@ -13,7 +13,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
 from helix_agents.core import ValidationError
-from helix_agents.core.backend import redact_url
+from helix_agents.core.backend import check_userinfo, redact_url
 
 from ._config import Timeouts, refuse_renamed
 
@@ -37,6 +37,7 @@ def build_client(url: str, timeouts: Timeouts, options: dict[str, Any]) -> Redis
     surface, so the caller can retry it knowingly (with a commit id).
     """
     refuse_renamed(options)
+    check_userinfo(url)
     settings: dict[str, Any] = {
         "decode_responses": True,
         "retry": Retry(NoBackoff(), 0),
