@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from helix_agents.core import ChatMessage, Checkpoint, MessageCommit, open_store
+from helix_agents.core import (
+    ChatMessage,
+    Checkpoint,
+    ContextItem,
+    LateAnswer,
+    MessageCommit,
+    PendingApproval,
+    StartRun,
+    StoredContextItem,
+    open_store,
+)
 
 from .conftest import Helix
 from .seed import T0, seed
@@ -137,3 +148,160 @@ async def test_rows_retention_dropped_shift_indexes_and_checkpoints(
         assert [r.content for r in rows if isinstance(r, ChatMessage)] == ["m4", "m5", "m6"]
         moved = await store.get_checkpoint("kept", "cp")
         assert moved is not None and moved.message_count == 2
+
+
+# Every character class JSON Lines, URLs and the backends' encodings could trip over.
+ODD = "a\u2028b\u2029c\x00d\x1f\u202eé😀\\\"'<>&\r\n\t"
+
+
+async def _hostile(url: str) -> str:
+    """A session whose ids, text, numbers and times are as awkward as the store accepts."""
+    sid = "h" + ODD.replace("\x00", "")
+    floats = [0.1, 1e308, -0.0, 1e-300, 5e-324, 1.0, 2.5]
+    metadata = {"t": ODD, "f": floats, "i": [2**53 + 1, -(2**62)], "n": {"": {"a.b": None}}}
+    offset = timezone(timedelta(hours=5, minutes=30))
+    async with open_store(url) as store:
+        await store.create_session(sid, user_id="u\u2028", metadata=metadata)
+        call = {"id": "c1", "type": "function", "function": {"name": "s", "arguments": ODD}}
+        await store.append_messages(
+            sid,
+            MessageCommit(
+                start_run=StartRun(run_id="r\u2028"),
+                messages=(
+                    ChatMessage(role="user", content=ODD, name="n\u2028", x={"d": [[-0.0, 1.0]]}),
+                    ChatMessage(role="assistant", content=None, tool_calls=[call]),
+                    ChatMessage(role="tool", content=ODD, tool_call_id="c1"),
+                    ContextItem(kind="memory", content=ODD, memory_ids=["m\u2028"]).to_message(),
+                    ChatMessage(role="system", content=""),
+                ),
+            ),
+        )
+        state = {"s": ODD, "f": -0.0, "g": 1.0, "big": 2**63 - 1}
+        at = datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=offset)
+        await store.save_checkpoint(
+            sid,
+            Checkpoint(
+                checkpoint_id="cp\u2028",
+                run_id="r\u2028",
+                message_count=3,
+                state=state,
+                created_at=at,
+            ),
+        )
+        approval = PendingApproval(
+            approval_id="a\u2028",
+            tool_name="t",
+            tool_call_id="c\u2028",
+            input={"x": ODD},
+            requested_at=at,
+        )
+        await store.add_pending_approvals(sid, [approval])
+        note = StoredContextItem(key="k\u2028", item=ContextItem(kind="notice", content=ODD), at=at)
+        await store.record_context_item(sid, note)
+        late = LateAnswer(call_id="l\u2028", tool_name="w", output=[ODD, 1.0, -0.0], at=at)
+        await store.record_late_answer(sid, late)
+        await store.finish_run(sid, "r\u2028", "failed")
+    return sid
+
+
+async def test_a_hostile_session_comes_back_equal_across_every_backend(
+    helix: Helix, sqlite_url: str, pg_url: str, redis_url: str, tmp_path: Path
+) -> None:
+    sid = await _hostile(sqlite_url)
+    assert helix("migrate", pg_url).code == 0
+    hops = [sqlite_url, pg_url, redis_url, f"sqlite:///{tmp_path / 'back.db'}"]
+    exports = [_export(helix, sqlite_url, tmp_path / "0.jsonl", (sid,))]
+    for number, target in enumerate(hops[1:], 1):
+        done = helix("import", target, str(tmp_path / f"{number - 1}.jsonl"))
+        assert done.code == 0, done.err
+        exports.append(_export(helix, target, tmp_path / f"{number}.jsonl", (sid,)))
+    first = _content(exports[0])
+    assert len(first[sid]) == 1 + 5 + 4
+    for hop, records in zip(hops[1:], exports[1:], strict=True):
+        assert _content(records) == first, f"{hop} changed the hostile session"
+
+
+def _file(tmp_path: Path, name: str, lines: list[str]) -> Path:
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    return path
+
+
+async def _sessions_in(url: str, ids: list[str]) -> list[str]:
+    async with open_store(url) as store:
+        return [sid for sid in ids if await store.get_session(sid) is not None]
+
+
+async def test_a_file_the_store_refuses_further_down_writes_nothing(
+    helix: Helix, seeded: str, tmp_path: Path
+) -> None:
+    lines = helix("export", seeded, "--user", "alice", "orphan").out.splitlines()
+    # The last session's block: an id longer than a store accepts (it parses; the store refuses).
+    at = max(i for i, line in enumerate(lines) if '"type":"session"' in line)
+    last = json.loads(lines[at])["session"]
+    long = "o" * 600
+    lines[at:-1] = [
+        line.replace(f'"session":"{last}"', f'"session":"{long}"') for line in lines[at:-1]
+    ]
+    target = f"sqlite:///{tmp_path / 't.db'}"
+    assert helix("migrate", target).code == 0
+    done = helix("import", target, str(_file(tmp_path, "bad.jsonl", lines)))
+    assert done.code == 2, done.err
+    assert "nothing was written" in done.err and "validation_error" in done.err
+    assert await _sessions_in(target, ["chat", "quiet", "orphan"]) == []
+
+
+async def test_a_second_block_of_one_session_is_refused_before_writing(
+    helix: Helix, seeded: str, tmp_path: Path
+) -> None:
+    lines = helix("export", seeded, "quiet", "orphan").out.splitlines()
+    quiet = [line for line in lines if '"session":"quiet"' in line]
+    end = json.loads(lines[-1])
+    end["sessions"] += 1
+    end["records"] += len(quiet) - 1
+    doubled = [*lines[:-1], *quiet, json.dumps(end)]
+    target = f"sqlite:///{tmp_path / 't.db'}"
+    done = helix("import", target, str(_file(tmp_path, "twice.jsonl", doubled)))
+    assert done.code == 2 and "second block of session 'quiet'" in done.err
+    assert await _sessions_in(target, ["quiet", "orphan"]) == []
+
+
+async def test_a_raw_line_separator_inside_a_string_is_one_line(
+    helix: Helix, sqlite_url: str, tmp_path: Path
+) -> None:
+    await seed(sqlite_url)
+    lines = helix("export", sqlite_url, "quiet").out.splitlines()
+    # What another JSON Lines writer may leave raw: U+2028 and U+2029 split no line.
+    lines[2] = lines[2].replace('"hi"', '"h\u2028i\u2029"')
+    target = f"sqlite:///{tmp_path / 't.db'}"
+    done = helix("import", target, str(_file(tmp_path, "raw.jsonl", lines)))
+    assert done.code == 0, done.err
+    async with open_store(target) as store:
+        (row,) = await store.get_messages("quiet")
+        assert isinstance(row, ChatMessage) and row.content == "h\u2028i\u2029"
+
+
+@pytest.mark.parametrize(
+    ("case", "code"),
+    [("missing file", 2), ("not UTF-8", 2), ("not JSON", 2), ("too deep", 2), ("no server", 4)],
+)
+async def test_import_exit_codes_per_error_class(
+    helix: Helix, seeded: str, tmp_path: Path, case: str, code: int
+) -> None:
+    good = helix("export", seeded, "quiet").out.splitlines()
+    target = f"sqlite:///{tmp_path / 't.db'}"
+    path = tmp_path / "f.jsonl"
+    if case == "not UTF-8":
+        path.write_bytes("\n".join(good).encode() + b"\n\xff\xfe\n")
+    elif case == "not JSON":
+        _file(tmp_path, "f.jsonl", [*good[:2], "{nope", *good[2:]])
+    elif case == "too deep":
+        _file(tmp_path, "f.jsonl", [*good[:2], "[" * 100_000 + "]" * 100_000, *good[2:]])
+    elif case == "no server":
+        _file(tmp_path, "f.jsonl", good)
+        target = "redis://127.0.0.1:1/0"
+    done = helix("import", target, str(path))
+    assert done.code == code, done.err
+    assert done.err.startswith("helix-store: error: ") and done.err.count("\n") == 1
+    if target.startswith("sqlite"):
+        assert await _sessions_in(target, ["quiet"]) == []

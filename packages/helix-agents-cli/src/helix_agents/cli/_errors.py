@@ -21,7 +21,7 @@ from helix_agents.core import (
 from helix_agents.core.backend import redact_url
 from helix_agents.core.errors import MigrationError, StoreMisconfiguredError
 
-__all__ = ["CliError", "ExitCode", "RedactingFormatter", "fail", "run"]
+__all__ = ["CliError", "ExitCode", "RedactingFormatter", "exit_code_of", "fail", "run"]
 
 T = TypeVar("T")
 

@@ -1,10 +1,14 @@
 """``import``: re-create exported sessions through the protocol, idempotently.
 
-Each session is created (or found with the same user and metadata); rows the
-target lacks are appended after checking that the rows it has are the file's;
-checkpoints, approvals, context items and late answers the target does not
-list are recorded (each is insert-once by its id); the run is started and
-finished as in the file. A second import of the same file writes nothing.
+Nothing is written until the whole file passed three checks: it parses (one
+block per session), every session imports into an empty in-memory store (so
+every rule of the store holds for it), and no session of the target holds
+other data. Then each session is created (or found with the same user and
+metadata); rows the target lacks are appended after checking that the rows it
+has are the file's; checkpoints, approvals, context items and late answers the
+target does not list are recorded (each is insert-once by its id); the run is
+started and finished as in the file. A second import of the same file writes
+nothing; an error while writing names the sessions already written.
 """
 
 from __future__ import annotations
@@ -14,10 +18,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from helix_agents.core import Checkpoint, MessageCommit, SessionStateStore, StartRun, open_store
+from helix_agents.core import (
+    Checkpoint,
+    MessageCommit,
+    SessionStateStore,
+    StartRun,
+    StateStoreError,
+    open_store,
+)
 from helix_agents.core.messages import dump_message
 
-from ._errors import CliError, ExitCode
+from ._errors import CliError, ExitCode, exit_code_of
 from ._progress import progress_bar
 from ._records import SessionBundle, read_bundles
 from ._render import out_console, print_json
@@ -49,8 +60,14 @@ def _conflict(sid: str, why: str) -> CliError:
     )
 
 
-async def _rows(store: SessionStateStore, s: SessionBundle, tally: Tally) -> None:
+async def _check_target(store: SessionStateStore, s: SessionBundle) -> int:
+    """The rows the target already holds of ``s``; a conflict if it holds other data."""
     sid = s.session_id
+    info = await store.get_session(sid)
+    if info is None:
+        return 0
+    if info.user_id != s.user_id or info.metadata != s.metadata:
+        raise _conflict(sid, "has another user or metadata")
     have = await store.get_message_count(sid)
     if have > len(s.rows):
         raise _conflict(sid, f"holds {have} rows, the file {len(s.rows)}")
@@ -58,6 +75,12 @@ async def _rows(store: SessionStateStore, s: SessionBundle, tally: Tally) -> Non
         kept = [dump_message(m) for m in await store.get_messages(sid)]
         if kept != [dump_message(m) for m in s.rows[have - len(kept) : have]]:
             raise _conflict(sid, "its rows differ from the file's")
+    return have
+
+
+async def _rows(store: SessionStateStore, s: SessionBundle, tally: Tally) -> None:
+    sid = s.session_id
+    have = await _check_target(store, s)
     info = await store.get_session(sid)
     current = None if info is None else info.current_run
     start = None
@@ -105,12 +128,9 @@ async def _records(store: SessionStateStore, s: SessionBundle, tally: Tally) -> 
 
 async def _session(store: SessionStateStore, s: SessionBundle, tally: Tally) -> None:
     sid = s.session_id
-    info = await store.get_session(sid)
-    if info is None:
+    if await store.get_session(sid) is None:
         await store.create_session(sid, user_id=s.user_id, metadata=s.metadata)
         tally.created += 1
-    elif info.user_id != s.user_id or info.metadata != s.metadata:
-        raise _conflict(sid, "has another user or metadata")
     await _rows(store, s, tally)
     await _records(store, s, tally)
     if s.run is not None and s.run.status != "live":
@@ -121,20 +141,49 @@ async def _session(store: SessionStateStore, s: SessionBundle, tally: Tally) -> 
     tally.sessions += 1
 
 
-async def import_file(url: str, path: Path, *, as_json: bool) -> None:
-    """Import every session of the export file at ``path`` into the store at ``url``."""
+def _lines(path: Path) -> list[str]:
+    """The file's lines, split at line feeds only: JSON Lines may hold a raw U+2028."""
     try:
-        lines = (await asyncio.to_thread(path.read_text, "utf-8")).splitlines()
+        text = path.read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise CliError(f"cannot read {str(path)!r}: {exc}", ExitCode.USAGE) from None
+    return [line.removesuffix("\r") for line in text.removesuffix("\n").split("\n")]
+
+
+async def _rehearse(bundles: list[SessionBundle], name: str) -> None:
+    """Import into an empty memory store: a session the store's rules refuse stops the
+    import before the target is touched."""
+    async with open_store("memory://") as scratch:
+        for bundle in bundles:
+            try:
+                await _session(scratch, bundle, Tally())
+            except StateStoreError as exc:
+                raise CliError(
+                    f"{name}: session {bundle.session_id!r} cannot be imported: {exc.message} "
+                    f"[{exc.code}]; nothing was written",
+                    ExitCode.USAGE,
+                ) from None
+
+
+async def import_file(url: str, path: Path, *, as_json: bool) -> None:
+    """Import every session of the export file at ``path`` into the store at ``url``."""
+    lines = await asyncio.to_thread(_lines, path)
     bundles = read_bundles(lines, str(path))
+    await _rehearse(bundles, str(path))
     tally = Tally()
+    written: list[str] = []
     async with open_store(url) as store:
+        for bundle in bundles:
+            await _check_target(store, bundle)
         with progress_bar() as bar:
             task = bar.add_task("import", total=len(bundles))
-            for bundle in bundles:
-                await _session(store, bundle, tally)
-                bar.advance(task)
+            try:
+                for bundle in bundles:
+                    await _session(store, bundle, tally)
+                    written.append(bundle.session_id)
+                    bar.advance(task)
+            except (StateStoreError, CliError) as exc:
+                raise _stopped(exc, written, len(bundles)) from exc
     summary: dict[str, Any] = tally.__dict__
     if as_json:
         print_json(summary)
@@ -145,4 +194,15 @@ async def import_file(url: str, path: Path, *, as_json: bool) -> None:
         f"{tally.rows} rows, {tally.checkpoints} checkpoints, {tally.approvals} approvals, "
         f"{tally.context_items} context items, {tally.late_answers} late answers",
         soft_wrap=True,
+    )
+
+
+def _stopped(exc: StateStoreError | CliError, written: list[str], total: int) -> CliError:
+    """The error that stopped an import half-way, with the sessions it had written."""
+    text = exc.message if isinstance(exc, CliError) else f"{exc.message} [{exc.code}]"
+    done = ", ".join(repr(sid) for sid in written) or "none"
+    return CliError(
+        f"{text}; sessions fully written before it ({len(written)} of {total}): {done}; "
+        "importing the file again resumes",
+        exit_code_of(exc),
     )

@@ -78,6 +78,7 @@ def read_bundles(lines: list[str], name: str) -> list[SessionBundle]:
     if not lines:
         raise _bad(name, "empty file, not a helix-store export")
     bundles: list[SessionBundle] = []
+    seen: set[str] = set()
     records = 0
     ended = False
     for number, line in enumerate(lines, 1):
@@ -97,6 +98,9 @@ def read_bundles(lines: list[str], name: str) -> list[SessionBundle]:
                     raise ValueError("the counts of the end record do not match the file")
                 ended = True
             elif kind == "session":
+                if record["session"] in seen:
+                    raise ValueError(f"a second block of session {record['session']!r}")
+                seen.add(record["session"])
                 run = record.get("run")
                 bundles.append(
                     SessionBundle(
@@ -112,7 +116,7 @@ def read_bundles(lines: list[str], name: str) -> list[SessionBundle]:
                     raise ValueError("a record outside its session's block")
                 _add(bundles[-1], str(kind), record)
                 records += 1
-        except (ValueError, KeyError, TypeError, ValidationError) as exc:
+        except (ValueError, KeyError, TypeError, RecursionError, ValidationError) as exc:
             raise _bad(where, str(exc)) from None
     if not ended:
         raise _bad(name, "no end record: the file was cut short")
