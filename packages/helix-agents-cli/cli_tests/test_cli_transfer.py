@@ -13,6 +13,7 @@ from helix_agents.core import (
     ChatMessage,
     Checkpoint,
     ContextItem,
+    JsonObject,
     LateAnswer,
     MessageCommit,
     PendingApproval,
@@ -158,7 +159,7 @@ async def _hostile(url: str) -> str:
     """A session whose ids, text, numbers and times are as awkward as the store accepts."""
     sid = "h" + ODD.replace("\x00", "")
     floats = [0.1, 1e308, -0.0, 1e-300, 5e-324, 1.0, 2.5]
-    metadata = {"t": ODD, "f": floats, "i": [2**53 + 1, -(2**62)], "n": {"": {"a.b": None}}}
+    metadata: JsonObject = {"t": ODD, "f": floats, "i": [2**53 + 1, -(2**62)], "n": {"": {"a.b": None}}}
     offset = timezone(timedelta(hours=5, minutes=30))
     async with open_store(url) as store:
         await store.create_session(sid, user_id="u\u2028", metadata=metadata)
