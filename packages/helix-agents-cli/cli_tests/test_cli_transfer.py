@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import JsonValue
 
 from helix_agents.core import (
     ChatMessage,
@@ -158,8 +159,13 @@ ODD = "a\u2028b\u2029c\x00d\x1f\u202eé😀\\\"'<>&\r\n\t"
 async def _hostile(url: str) -> str:
     """A session whose ids, text, numbers and times are as awkward as the store accepts."""
     sid = "h" + ODD.replace("\x00", "")
-    floats = [0.1, 1e308, -0.0, 1e-300, 5e-324, 1.0, 2.5]
-    metadata: JsonObject = {"t": ODD, "f": floats, "i": [2**53 + 1, -(2**62)], "n": {"": {"a.b": None}}}
+    floats: list[JsonValue] = [0.1, 1e308, -0.0, 1e-300, 5e-324, 1.0, 2.5]
+    metadata: JsonObject = {
+        "t": ODD,
+        "f": floats,
+        "i": [2**53 + 1, -(2**62)],
+        "n": {"": {"a.b": None}},
+    }
     offset = timezone(timedelta(hours=5, minutes=30))
     async with open_store(url) as store:
         await store.create_session(sid, user_id="u\u2028", metadata=metadata)
