@@ -20,6 +20,7 @@ import pytest
 import redis
 from psycopg import sql
 
+from helix_agents.contract.servers import RedisServers
 from helix_agents.core import SessionStateStore
 from helix_agents.store_memory import MemoryData, MemoryStateStore
 from helix_agents.store_postgres import PoolSettings, PostgresStateStore
@@ -75,3 +76,11 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
             keys = list(client.scan_iter(match=f"{REDIS_PREFIX}:{namespace}:*", count=1000))
             if keys:
                 client.delete(*keys)
+
+
+@pytest.fixture
+def frozen_redis(redis_servers: RedisServers) -> Iterator[tuple[str, Callable[[], None]]]:
+    """A Redis server of this test's own, and a function that freezes it (SIGSTOP)."""
+    port = redis_servers.start()
+    yield f"redis://127.0.0.1:{port}/0", lambda: redis_servers.freeze(port)
+    redis_servers.thaw(port)

@@ -25,6 +25,8 @@ from helix_agents.core.errors import StaleCheckpointError
 from helix_agents.langgraph import FORK, HelixCheckpointSaver
 from helix_agents.langgraph._layout import checkpoint_key, claim_key
 from helix_agents.langgraph._runs import RUN_INDEX
+from helix_agents.langgraph._values import same
+from helix_agents.langgraph.errors import UnstorableValueError
 
 pytestmark = pytest.mark.anyio
 EXECUTED: list[str] = []
@@ -160,14 +162,17 @@ async def test_values_round_trip_and_loading_refuses_code(backend: Backend) -> N
         saver = HelixCheckpointSaver(store)
         thread = str(uuid.uuid4())
         stored = await saver.aput(_config(thread), _checkpoint(**values), META, {})
-        await saver.aput_writes(stored, [("ch", Unlisted("w"))], "task-1")
+        # A class outside the allow-list would come back as its fields: refused (ADP-5).
+        with pytest.raises(UnstorableValueError):
+            await saver.aput_writes(stored, [("ch", Unlisted("w"))], "task-1")
+        allowed = HelixCheckpointSaver(store, allowed_modules=[(__name__, "Unlisted")])
+        await allowed.aput_writes(stored, [("ch", Unlisted("w"))], "task-1")
         tup = await saver.aget_tuple(stored)
         assert tup is not None
-        # As with LangGraph's own savers, msgpack has no tuple: it comes back a list.
-        assert tup.checkpoint["channel_values"] == {**values, "tuple": [1, "a"]}
-        # A class outside the allow-list comes back as its fields, never rebuilt.
+        # Exactly as put: the tuple stays a tuple.
+        assert same(tup.checkpoint["channel_values"], values)
+        # A saver without the allow-list never rebuilds the class: it reads its fields.
         assert tup.pending_writes == [("task-1", "ch", {"name": "w"})]
-        allowed = HelixCheckpointSaver(store, allowed_modules=[(__name__, "Unlisted")])
         again = await allowed.aget_tuple(stored)
         assert again is not None and again.pending_writes == [("task-1", "ch", Unlisted("w"))]
         # A pickled value, planted by hand, is refused without being unpickled.
@@ -238,7 +243,7 @@ async def test_sync_api_from_another_thread(backend: Backend) -> None:
             return [t.checkpoint["id"] for t in saver.list(_config(thread), limit=5)]
 
         assert await asyncio.to_thread(work) == [checkpoint["id"]]
-        with pytest.raises(asyncio.InvalidStateError):
+        with pytest.raises(asyncio.InvalidStateError):  # an EventLoopError
             saver.get_tuple(_config(thread))
 
 

@@ -7,6 +7,14 @@ docs/integrations/langgraph.md.
 
 from helix_agents.core.errors import StaleCheckpointError
 
+from .errors import CorruptRecordError, EventLoopError, UnstorableValueError
 from .saver import FORK, HelixCheckpointSaver
 
-__all__ = ["FORK", "HelixCheckpointSaver", "StaleCheckpointError"]
+__all__ = [
+    "FORK",
+    "CorruptRecordError",
+    "EventLoopError",
+    "HelixCheckpointSaver",
+    "StaleCheckpointError",
+    "UnstorableValueError",
+]

@@ -15,6 +15,7 @@ contains it is refused.
 from __future__ import annotations
 
 from helix_agents.core import ValidationError
+from helix_agents.core.inputs import check_id
 
 __all__ = [
     "ALL_CHECKPOINTS",
@@ -24,6 +25,9 @@ __all__ = [
     "claim_key",
     "checkpoint_key",
     "namespace_prefix",
+    "parse_checkpoint_key",
+    "parse_claim_key",
+    "parse_write_key",
     "write_key",
     "writes_prefix",
 ]
@@ -36,8 +40,14 @@ ALL_WRITES = f"w{SEP}"
 
 def _part(value: object, what: str) -> str:
     if not isinstance(value, str) or SEP in value:
-        raise ValidationError(f"{what} must be a string without U+001F, got {value!r}")
+        shown = repr(value) if isinstance(value, str) else type(value).__name__
+        raise ValidationError(f"{what} must be a string without U+001F, got {shown[:80]}")
     return value
+
+
+def _key(key: str) -> str:
+    """``key`` if the store takes it as a checkpoint id (at most ``MAX_ID_BYTES``, …)."""
+    return check_id(key, "the record id of this checkpoint or write")
 
 
 def namespace_prefix(ns: str) -> str:
@@ -47,12 +57,12 @@ def namespace_prefix(ns: str) -> str:
 
 def checkpoint_key(ns: str, checkpoint_id: str) -> str:
     """The record of one checkpoint."""
-    return namespace_prefix(ns) + _part(checkpoint_id, "checkpoint_id")
+    return _key(namespace_prefix(ns) + _part(checkpoint_id, "checkpoint_id"))
 
 
 def claim_key(ns: str, parent_id: str) -> str:
     """The record that names the one child of ``parent_id``."""
-    return f"p{SEP}{_part(ns, 'checkpoint_ns')}{SEP}{_part(parent_id, 'checkpoint_id')}"
+    return _key(f"p{SEP}{_part(ns, 'checkpoint_ns')}{SEP}{_part(parent_id, 'checkpoint_id')}")
 
 
 def writes_prefix(ns: str, checkpoint_id: str) -> str:
@@ -62,4 +72,32 @@ def writes_prefix(ns: str, checkpoint_id: str) -> str:
 
 def write_key(ns: str, checkpoint_id: str, task_id: str, idx: int) -> str:
     """The record of one pending write."""
-    return f"{writes_prefix(ns, checkpoint_id)}{_part(task_id, 'task_id')}{SEP}{idx}"
+    return _key(f"{writes_prefix(ns, checkpoint_id)}{_part(task_id, 'task_id')}{SEP}{idx}")
+
+
+def parse_checkpoint_key(key: str) -> tuple[str, str] | None:
+    """``(ns, checkpoint id)`` of a checkpoint record's id; ``None`` if not this layout."""
+    parts = key.split(SEP)
+    if len(parts) != 3 or parts[0] != "c" or not parts[2]:
+        return None
+    return parts[1], parts[2]
+
+
+def parse_claim_key(key: str) -> tuple[str, str] | None:
+    """``(ns, parent id)`` of a claim record's id; ``None`` if not this layout."""
+    parts = key.split(SEP)
+    if len(parts) != 3 or parts[0] != "p" or not parts[2]:
+        return None
+    return parts[1], parts[2]
+
+
+def parse_write_key(key: str) -> tuple[str, str, str, int] | None:
+    """``(ns, checkpoint id, task id, idx)`` of a write record's id; ``None`` if not this layout."""
+    parts = key.split(SEP)
+    if len(parts) != 5 or parts[0] != "w" or not parts[2]:
+        return None
+    try:
+        idx = int(parts[4])
+    except ValueError:
+        return None
+    return (parts[1], parts[2], parts[3], idx) if str(idx) == parts[4] else None

@@ -96,16 +96,14 @@ class RunIndex:
         for run in dict.fromkeys(runs):
             await self._threads.save(RUN_INDEX, _deleted_key(run), {"run": run})
             done: list[str] = []
+            foreign: dict[str, bool] = {}
             async for record in self._threads.walk(RUN_INDEX, _run_prefix(run)):
-                entry = record.state
-                if isinstance(entry, dict) and entry.get("run") == run:
-                    parent = entry.get("parent")
-                    await self.remove(
-                        str(entry["thread"]),
-                        str(entry["ns"]),
-                        str(entry["id"]),
-                        None if parent is None else str(parent),
-                    )
+                entry = _entry(record.state)
+                if entry is not None and entry.run == run:
+                    if entry.thread not in foreign:  # another adapter's session now (ADP-2)
+                        foreign[entry.thread] = await self._threads.foreign(entry.thread)
+                    if not foreign[entry.thread]:
+                        await self.remove(entry.thread, entry.ns, entry.id, entry.parent)
                 done.append(record.checkpoint_id)
             await self._threads.delete(RUN_INDEX, done)
 
@@ -126,3 +124,13 @@ class RunIndex:
         await self._threads.delete(
             thread, [r.checkpoint_id async for r in self._threads.walk(thread, writes)]
         )
+
+
+def _entry(state: JsonValue) -> Entry | None:
+    """The entry an index record holds; ``None`` for one the saver did not write."""
+    if not isinstance(state, dict):
+        return None
+    fields = [state.get(name) for name in Entry._fields]
+    if not all(isinstance(f, str) for f in fields[:4]) or not isinstance(fields[4], str | None):
+        return None
+    return Entry(*fields)  # type: ignore[arg-type]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from contextlib import suppress
 from datetime import UTC, datetime
 
 from pydantic import JsonValue
@@ -15,9 +14,13 @@ from helix_agents.core import (
     SessionNotFoundError,
     SessionStateStore,
 )
+from helix_agents.core.adapters import AdapterName, check_writable, mark, owner_of, readable
 from helix_agents.core.limits import MAX_CHECKPOINT_PAGE
 
-__all__ = ["ATTEMPTS", "RUN_ID", "Threads", "deleted_under"]
+__all__ = ["ADAPTER", "ATTEMPTS", "RUN_ID", "Threads", "deleted_under"]
+
+ADAPTER: AdapterName = "langgraph"
+"""The saver's mark on the sessions it creates (docs/integrations/sharing.md, ADP-1)."""
 
 RUN_ID = "langgraph"
 """The ``run_id`` of every record the saver writes (LangGraph's run ids live in metadata)."""
@@ -35,10 +38,36 @@ def deleted_under(thread_id: str) -> ConcurrencyConflictError:
 
 
 class Threads:
-    """Records of LangGraph threads in one store; a missing thread reads as empty."""
+    """Records of LangGraph threads in one store; a missing thread reads as empty.
+
+    A thread's session is created with the saver's mark; a session another
+    adapter marked is not the saver's to read or write (ADP-2): the callers ask
+    :meth:`readable` or :meth:`check_writable` once per call.
+    """
 
     def __init__(self, store: SessionStateStore) -> None:
         self.store = store
+
+    async def readable(self, thread_id: str) -> bool:
+        """Whether the thread exists and is the saver's or shared."""
+        info = await self.store.get_session(thread_id)
+        return info is not None and readable(info, ADAPTER)
+
+    async def foreign(self, thread_id: str) -> bool:
+        """Whether the thread is a session another adapter marked."""
+        info = await self.store.get_session(thread_id)
+        return info is not None and not readable(info, ADAPTER)
+
+    async def check_writable(self, thread_id: str) -> bool:
+        """Raise ``ForeignSessionError`` for another adapter's session; whether it is shared.
+
+        Shared: it exists and has no mark (the application's, or another runtime's).
+        """
+        info = await self.store.get_session(thread_id)
+        if info is None:
+            return False
+        check_writable(info, ADAPTER)
+        return owner_of(info) is None
 
     async def save(
         self, thread_id: str, key: str, state: JsonValue, *, create: bool = True
@@ -63,8 +92,10 @@ class Threads:
             except SessionNotFoundError:
                 if not create:
                     raise
-            with suppress(SessionExistsError):  # another writer created it first
-                await self.store.create_session(thread_id)
+            try:
+                await self.store.create_session(thread_id, metadata=mark(ADAPTER))
+            except SessionExistsError:  # another writer created it first: whose is it?
+                await self.check_writable(thread_id)
         raise deleted_under(thread_id)
 
     async def get(self, thread_id: str, key: str) -> JsonValue | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 from collections.abc import AsyncIterator, Coroutine, Iterable, Iterator, Sequence
 from typing import Any, TypeVar, cast
 
@@ -13,7 +14,6 @@ from langgraph.checkpoint.base import (
     ChannelVersions,
     CheckpointMetadata,
     CheckpointTuple,
-    get_checkpoint_id,
     get_serializable_checkpoint_metadata,
 )
 from langgraph.checkpoint.base import Checkpoint as GraphCheckpoint
@@ -21,8 +21,10 @@ from pydantic import JsonValue
 
 from helix_agents.core import SessionNotFoundError, SessionStateStore, ValidationError
 from helix_agents.core.errors import StaleCheckpointError
+from helix_agents.core.inputs import check_id
 from helix_agents.core.limits import MAX_CHECKPOINT_PAGE
 
+from ._config import checkpoint_id_of, config_for, namespace_of, thread_of
 from ._layout import (
     ALL_CHECKPOINTS,
     ALL_CLAIMS,
@@ -30,12 +32,17 @@ from ._layout import (
     checkpoint_key,
     claim_key,
     namespace_prefix,
+    parse_checkpoint_key,
+    parse_claim_key,
+    parse_write_key,
     write_key,
     writes_prefix,
 )
+from ._records import Records, StoredCheckpoint
 from ._runs import Entry, RunIndex, check_thread
 from ._threads import ATTEMPTS, Threads, deleted_under
 from ._values import JsonValues, strict_serializer
+from .errors import CorruptRecordError, EventLoopError
 
 __all__ = ["FORK", "HelixCheckpointSaver"]
 
@@ -44,6 +51,7 @@ FORK = "helix_fork"
 
 _T = TypeVar("_T")
 _WRITES_AT_ONCE = 10
+_POLL = 0.25  # how often a waiting sync call checks that the store's loop still runs
 _PendingWrite = tuple[str, str, Any]
 
 
@@ -51,7 +59,11 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
     """Persists LangGraph threads in ``store`` (memory, SQLite, Postgres, Redis, …).
 
     Each thread is the store's session of the same id, created on its first
-    checkpoint. Values are stored as JSON (see :mod:`helix_agents.langgraph._values`);
+    checkpoint with the ``langgraph`` mark; a session another adapter marked is
+    not there for reads and refuses writes with ``ForeignSessionError``
+    (docs/integrations/sharing.md). Values are stored as JSON that comes back
+    exactly, or refused with :class:`~helix_agents.langgraph.errors.UnstorableValueError`
+    before anything is written (see :mod:`helix_agents.langgraph._values`);
     ``allowed_modules`` lists further ``(module, class)`` pairs that loading may
     rebuild. A put that extends a parent which another writer already extended
     raises :class:`~helix_agents.core.errors.StaleCheckpointError`, unless its config
@@ -65,7 +77,7 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
         serde = strict_serializer(allowed_modules)
         super().__init__(serde=serde)
         self.store = store
-        self._values = JsonValues(serde)
+        self._records = Records(JsonValues(serde))
         self._threads = Threads(store)
         self._runs = RunIndex(self._threads)
         try:
@@ -78,15 +90,29 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint the config names, or the namespace's latest; ``None`` if none."""
         self._bind()
-        thread, ns = _thread(config), _namespace(config)
-        checkpoint_id = get_checkpoint_id(config)
-        state: JsonValue | None
+        thread, ns = thread_of(config), namespace_of(config) or ""
+        checkpoint_id = checkpoint_id_of(config)
+        found: tuple[str, JsonValue] | None
         if checkpoint_id is not None:
-            state = await self._threads.get(thread, checkpoint_key(ns, checkpoint_id))
+            key = checkpoint_key(ns, checkpoint_id)
+            state = await self._threads.get(thread, key)
+            found = None if state is None else (key, state)
         else:
-            page = await self._threads.page(thread, namespace_prefix(ns), None, 1)
-            state = page[0].state if page else None
-        return None if state is None else await self._tuple(thread, state)
+            found = await self._latest(thread, ns)
+        if found is None or not await self._threads.readable(thread):
+            return None
+        return await self._tuple(thread, self._records.checkpoint(thread, *found))
+
+    async def _latest(self, thread: str, ns: str) -> tuple[str, JsonValue] | None:
+        """The namespace's newest checkpoint record, skipping ids not of the layout (ADP-3)."""
+        prefix, cursor = namespace_prefix(ns), None
+        while True:
+            page = await self._threads.page(thread, prefix, cursor, 1)
+            if not page:
+                return None
+            if parse_checkpoint_key(page[0].checkpoint_id) is not None:
+                return page[0].checkpoint_id, page[0].state
+            cursor = page[0].checkpoint_id
 
     async def alist(
         self,
@@ -100,83 +126,85 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
         self._bind()
         if config is None:
             raise ValidationError("list needs a config with a thread_id (threads are sessions)")
-        thread = _thread(config)
-        before_id = None if before is None else get_checkpoint_id(before)
-        if limit is not None and limit <= 0:
+        thread, ns = thread_of(config), namespace_of(config)
+        before_id = None if before is None else checkpoint_id_of(before)
+        if filter is not None and not isinstance(filter, dict):
+            raise ValidationError(f"filter must be a dict, got {type(filter).__name__}")
+        if limit is not None and (type(limit) is not int):
+            raise ValidationError(f"limit must be an int, got {type(limit).__name__}")
+        if (limit is not None and limit <= 0) or not await self._threads.readable(thread):
             return
         left = limit
-        async for page in self._pages(config, thread, before_id, limit, filter):
+        async for page in self._pages(thread, ns, before_id, limit, filter):
+            found = [self._records.checkpoint(thread, key, state) for key, state in page]
             if filter:
-                page = [
-                    s for s in page if _matches(self._values.load(_field(s, "metadata")), filter)
-                ]
+                found = [c for c in found if _matches(c.metadata, filter)]
             if left is not None:
-                page = page[:left]
-                left -= len(page)
+                found = found[:left]
+                left -= len(found)
             # The writes of a page's checkpoints are read together, a few at a time.
-            for start in range(0, len(page), _WRITES_AT_ONCE):
-                chunk = page[start : start + _WRITES_AT_ONCE]
-                for found in await asyncio.gather(*(self._tuple(thread, s) for s in chunk)):
-                    yield found
+            for start in range(0, len(found), _WRITES_AT_ONCE):
+                chunk = found[start : start + _WRITES_AT_ONCE]
+                for tup in await asyncio.gather(*(self._tuple(thread, c) for c in chunk)):
+                    yield tup
             if left == 0:
                 return
 
     async def _pages(
         self,
-        config: RunnableConfig,
         thread: str,
+        ns: str | None,
         before_id: str | None,
         limit: int | None,
         filter: dict[str, Any] | None,
-    ) -> AsyncIterator[list[JsonValue]]:
-        ns = config["configurable"].get("checkpoint_ns")
+    ) -> AsyncIterator[list[tuple[str, JsonValue]]]:
+        """Pages of checkpoint records, newest first; ids not of the layout are skipped."""
         if ns is None:
             # Every namespace: no single prefix orders them by checkpoint id, so sort here.
-            found = [r.state async for r in self._threads.walk(thread, ALL_CHECKPOINTS)]
-            found.sort(key=lambda s: str(_field(s, "id")), reverse=True)
-            yield [s for s in found if before_id is None or str(_field(s, "id")) < before_id]
+            found = [
+                (parsed[1], r.checkpoint_id, r.state)
+                async for r in self._threads.walk(thread, ALL_CHECKPOINTS)
+                if (parsed := parse_checkpoint_key(r.checkpoint_id)) is not None
+            ]
+            found.sort(key=lambda f: f[0], reverse=True)
+            yield [(k, s) for cid, k, s in found if before_id is None or cid < before_id]
             return
         prefix = namespace_prefix(ns)
         cursor = None if before_id is None else checkpoint_key(ns, before_id)
         size = MAX_CHECKPOINT_PAGE if filter or limit is None else min(limit, MAX_CHECKPOINT_PAGE)
         while True:
             page = await self._threads.page(thread, prefix, cursor, size)
-            yield [record.state for record in page]
+            yield [
+                (r.checkpoint_id, r.state)
+                for r in page
+                if parse_checkpoint_key(r.checkpoint_id) is not None
+            ]
             if len(page) < size:
                 return
             cursor = page[-1].checkpoint_id
 
-    async def _tuple(self, thread: str, state: JsonValue) -> CheckpointTuple:
-        ns, checkpoint_id = str(_field(state, "ns")), str(_field(state, "id"))
-        parent = _field(state, "parent")
-        checkpoint = cast(dict[str, Any], self._values.load(_field(state, "checkpoint")))
-        values = cast(dict[str, JsonValue], _field(state, "values"))
-        checkpoint["channel_values"] = {k: self._values.load(v) for k, v in values.items()}
-        metadata = cast(CheckpointMetadata, self._values.load(_field(state, "metadata")))
+    async def _tuple(self, thread: str, found: StoredCheckpoint) -> CheckpointTuple:
+        parent = found.parent
         return CheckpointTuple(
-            config=_config(thread, ns, checkpoint_id),
-            checkpoint=cast(GraphCheckpoint, checkpoint),
-            metadata=metadata,
-            parent_config=None if parent is None else _config(thread, ns, str(parent)),
-            pending_writes=await self._pending_writes(thread, ns, checkpoint_id),
+            config=config_for(thread, found.ns, found.id),
+            checkpoint=cast(GraphCheckpoint, found.checkpoint),
+            metadata=cast(CheckpointMetadata, found.metadata),
+            parent_config=None if parent is None else config_for(thread, found.ns, parent),
+            pending_writes=await self._pending_writes(thread, found.ns, found.id),
         )
 
     async def _pending_writes(
         self, thread: str, ns: str, checkpoint_id: str
     ) -> list[_PendingWrite]:
+        prefix = writes_prefix(ns, checkpoint_id)
         found = [
-            r.state async for r in self._threads.walk(thread, writes_prefix(ns, checkpoint_id))
+            write
+            async for r in self._threads.walk(thread, prefix)
+            if (write := self._records.write(thread, r.checkpoint_id, r.state)) is not None
         ]
         # LangGraph replays a step's writes in (task_path, task_id, idx) order.
-        found.sort(key=lambda s: (_field(s, "path"), _field(s, "task"), _field(s, "idx")))
-        return [
-            (
-                str(_field(s, "task")),
-                str(_field(s, "channel")),
-                self._values.load(_field(s, "value")),
-            )
-            for s in found
-        ]
+        found.sort(key=lambda w: (w.path, w.task, w.idx))
+        return [(w.task, w.channel, w.value) for w in found]
 
     # Writes
 
@@ -191,22 +219,28 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
 
         Raises :class:`StaleCheckpointError` if another checkpoint already
         extends that parent (another writer got there first), unless
-        ``configurable[FORK]`` is true.
+        ``configurable[FORK]`` is true. The record is built, and refused if need
+        be, before anything is written.
         """
         self._bind()
-        thread, ns = _thread(config), _namespace(config)
+        thread, ns = thread_of(config), namespace_of(config) or ""
+        parent = checkpoint_id_of(config)
+        if not isinstance(checkpoint, dict) or not isinstance(checkpoint.get("id"), str):
+            raise ValidationError(f"thread {thread!r}: not a checkpoint (no string id)")
         checkpoint_id = checkpoint["id"]
-        parent = config["configurable"].get("checkpoint_id")
-        rest = {k: v for k, v in checkpoint.items() if k != "channel_values"}
-        metadata = get_serializable_checkpoint_metadata(config, metadata)
-        state: JsonValue = {
-            "ns": ns,
-            "id": checkpoint_id,
-            "parent": parent,
-            "checkpoint": self._values.dump(rest),
-            "values": {k: self._values.dump(v) for k, v in checkpoint["channel_values"].items()},
-            "metadata": self._values.dump(metadata),
-        }
+        key = checkpoint_key(ns, checkpoint_id)
+        if parent:
+            claim_key(ns, parent)  # refused here, not between writes
+        try:
+            metadata = get_serializable_checkpoint_metadata(config, metadata)
+        except Exception as exc:  # LangGraph's merge of config metadata into metadata
+            raise ValidationError(
+                f"thread {thread!r}: unusable metadata ({type(exc).__name__})", session_id=thread
+            ) from None
+        state = self._records.checkpoint_state(
+            thread, checkpoint_id, ns, parent, checkpoint, metadata
+        )
+        await self._threads.check_writable(thread)
         run = _run_of(metadata)
         entry = None if run is None else Entry(run, thread, ns, checkpoint_id, parent)
         # Indexed first: a put that dies after it leaves an extra entry.
@@ -214,14 +248,14 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
         if parent and not config["configurable"].get(FORK):
             await self._claim_and_save(thread, ns, parent, checkpoint_id, state)
         else:
-            await self._threads.save(thread, checkpoint_key(ns, checkpoint_id), state)
+            await self._threads.save(thread, key, state)
         if entry is not None and await self._runs.deleted(entry.run):
             # delete_for_runs of this run ran beside this put and may have missed it.
             await self._runs.remove(thread, ns, checkpoint_id, parent)
         elif entry is not None and not fresh:
             # A retry: delete_thread or prune may have dropped the entry since it was saved.
             await self._runs.add(entry)
-        return _config(thread, ns, checkpoint_id)
+        return config_for(thread, ns, checkpoint_id)
 
     async def _claim_and_save(
         self, thread: str, ns: str, parent: str, checkpoint_id: str, state: JsonValue
@@ -267,7 +301,7 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
                 session_id=thread,
                 parent_id=parent,
             )
-        winner = str(_field(held, "id"))
+        winner = _claimed(thread, key, ns, held)
         if winner == checkpoint_id:
             return True  # this same put, retried
         # The winner's claim carries its whole record: finish its put if it stopped halfway.
@@ -277,7 +311,7 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
             )
         except SessionNotFoundError:
             return False  # the thread was deleted, the winner with it
-        entry = self._entry(thread, held)
+        entry = self._entry(thread, checkpoint_key(ns, winner), held)
         if entry is not None and await self._runs.deleted(entry.run):
             await self._runs.remove(thread, ns, winner, parent)
         elif entry is not None and finished:  # delete_thread or prune may have dropped it
@@ -301,37 +335,59 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
 
         Ordinary writes are insert-once by ``(task_id, idx)``; the special
         channels (errors, interrupts, …) replace what the task wrote before.
+        Every record is built, and refused if need be, before the first is written.
         """
         self._bind()
-        thread, ns = _thread(config), _namespace(config)
-        checkpoint_id = str(config["configurable"]["checkpoint_id"])
-        for position, (channel, value) in enumerate(writes):
-            idx = WRITES_IDX_MAP.get(channel, position)
+        thread, ns = thread_of(config), namespace_of(config) or ""
+        checkpoint_id = checkpoint_id_of(config)
+        if not checkpoint_id:
+            raise ValidationError(
+                f"thread {thread!r}: put_writes needs the config's checkpoint_id",
+                session_id=thread,
+            )
+        records: list[tuple[str, int, JsonValue]] = []
+        for position, (channel, value) in enumerate(_pairs(thread, writes)):
+            idx = WRITES_IDX_MAP.get(channel, position) if isinstance(channel, str) else position
             key = write_key(ns, checkpoint_id, task_id, idx)
-            state: JsonValue = {
-                "task": task_id,
-                "path": task_path,
-                "idx": idx,
-                "channel": channel,
-                "value": self._values.dump(value),
-            }
+            state = self._records.write_state(thread, task_id, task_path, idx, channel, value)
+            records.append((key, idx, state))
+        await self._threads.check_writable(thread)
+        for key, idx, state in records:
             if idx < 0:
                 await self._threads.delete(thread, [key])
             await self._threads.save(thread, key, state)
 
     async def adelete_thread(self, thread_id: str) -> None:
-        """Delete the thread: its session and everything in it, then its run index entries."""
-        self._bind()
-        await self._delete_thread(check_thread(thread_id))
+        """Delete the thread: its session and everything in it, then its run index entries.
 
-    async def _delete_thread(self, thread: str) -> None:
+        A shared (unmarked) session is kept: only the saver's records go.
+        """
+        self._bind()
+        thread = _thread_id(thread_id)
+        await self._delete_thread(thread, await self._threads.check_writable(thread))
+
+    async def _delete_thread(self, thread: str, shared: bool) -> None:
         gone = [
             entry
             async for record in self._threads.walk(thread, ALL_CHECKPOINTS)
-            if (entry := self._entry(thread, record.state)) is not None
+            if (entry := self._entry(thread, record.checkpoint_id, record.state)) is not None
         ]
-        await self.store.delete_session(thread)
+        if shared:  # the session is the application's too: only the saver's records go
+            await self._threads.delete(thread, [k async for k in self._own_keys(thread)])
+        else:
+            await self.store.delete_session(thread)
         await self._forget(thread, gone)
+
+    async def _own_keys(self, thread: str) -> AsyncIterator[str]:
+        """The ids of the saver's records in the thread: its checkpoints, claims and writes."""
+        for prefix, layout in (
+            (ALL_CHECKPOINTS, parse_checkpoint_key),
+            (ALL_CLAIMS, parse_claim_key),
+            (ALL_WRITES, parse_write_key),
+        ):
+            async for record in self._threads.walk(thread, prefix):
+                if layout(record.checkpoint_id) is not None:
+                    yield record.checkpoint_id
 
     async def _forget(self, thread: str, gone: Sequence[Entry]) -> None:
         """Drop the index entries of ``gone``, checkpoints of ``thread`` just deleted.
@@ -345,46 +401,47 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
         await self._runs.forget(gone)
         dropped = set(gone)
         async for record in self._threads.walk(thread, ALL_CHECKPOINTS):
-            entry = self._entry(thread, record.state)
+            entry = self._entry(thread, record.checkpoint_id, record.state)
             if entry in dropped:
                 await self._runs.add(entry)
 
-    def _entry(self, thread: str, state: JsonValue) -> Entry | None:
-        """The index entry of a checkpoint record of ``thread``; ``None`` without a run."""
-        run = _run_of(self._values.load(_field(state, "metadata")))
-        if run is None:
+    def _entry(self, thread: str, key: str, state: JsonValue) -> Entry | None:
+        """The index entry of checkpoint record ``key`` of ``thread``; ``None`` without a run
+        (or for a record no read could return)."""
+        parsed = parse_checkpoint_key(key)
+        found = None if parsed is None else self._records.run_of(state)
+        if parsed is None or found is None:
             return None
-        parent = _field(state, "parent")
-        return Entry(
-            run,
-            thread,
-            str(_field(state, "ns")),
-            str(_field(state, "id")),
-            None if parent is None else str(parent),
-        )
+        return Entry(found[0], thread, parsed[0], parsed[1], found[1])
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Delete every checkpoint whose metadata ``run_id`` is one of ``run_ids``, in
         every thread and namespace, with its pending writes.
 
         A run's checkpoints are found through the run index (one page per
-        ``MAX_CHECKPOINT_PAGE`` of them), never by scanning threads.
+        ``MAX_CHECKPOINT_PAGE`` of them), never by scanning threads; another
+        adapter's session is skipped.
         """
         self._bind()
+        if isinstance(run_ids, str | bytes):
+            raise ValidationError("run_ids must be a sequence of run ids, not one string")
         await self._runs.delete([str(run) for run in run_ids])
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy every checkpoint and write of a thread into a new thread.
 
         The target must not exist (:class:`~helix_agents.core.SessionExistsError`);
-        a missing source copies nothing.
+        a missing source copies nothing. Another adapter's session, as source or
+        target, raises ``ForeignSessionError``.
         """
         self._bind()
-        source, target = check_thread(source_thread_id), check_thread(target_thread_id)
+        source, target = _thread_id(source_thread_id), _thread_id(target_thread_id)
+        await self._threads.check_writable(source)
+        await self._threads.check_writable(target)
         runs: set[str] = set()
         # The copies carry their runs' ids: index them before they exist.
         async for record in self._threads.walk(source, ALL_CHECKPOINTS):
-            entry = self._entry(target, record.state)
+            entry = self._entry(target, record.checkpoint_id, record.state)
             if entry is not None:
                 runs.add(entry.run)
                 await self._runs.add(entry)
@@ -399,13 +456,18 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """``"keep_latest"``: keep each namespace's newest checkpoint and its writes;
-        ``"delete"``: delete the threads."""
+        ``"delete"``: delete the threads. Another adapter's session among them raises
+        ``ForeignSessionError`` before any is touched."""
         self._bind()
         if strategy not in ("keep_latest", "delete"):
             raise ValidationError(f"unknown prune strategy {strategy!r}: keep_latest or delete")
-        for thread in map(check_thread, thread_ids):
+        if isinstance(thread_ids, str | bytes):
+            raise ValidationError("thread_ids must be a sequence of thread ids, not one string")
+        threads = [_thread_id(thread) for thread in thread_ids]
+        shared = [await self._threads.check_writable(thread) for thread in threads]
+        for thread, share in zip(threads, shared, strict=True):
             if strategy == "delete":
-                await self._delete_thread(thread)
+                await self._delete_thread(thread, share)
             else:
                 await self._keep_latest(thread)
 
@@ -414,19 +476,21 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
         doomed: list[str] = []
         gone: list[Entry] = []
         async for record in self._threads.walk(thread, ALL_CHECKPOINTS):
-            ns = str(_field(record.state, "ns"))
+            parsed = parse_checkpoint_key(record.checkpoint_id)
+            if parsed is None:
+                continue  # not the saver's record (ADP-3)
+            ns, checkpoint_id = parsed
             if ns in kept:  # greatest key first: the first of a namespace is its newest
                 doomed.append(record.checkpoint_id)
-                if (entry := self._entry(thread, record.state)) is not None:
+                if (entry := self._entry(thread, record.checkpoint_id, record.state)) is not None:
                     gone.append(entry)
             else:
-                kept[ns] = str(_field(record.state, "id"))
+                kept[ns] = checkpoint_id
         keep_writes = tuple(writes_prefix(ns, cid) for ns, cid in kept.items())
-        doomed += [r.checkpoint_id async for r in self._threads.walk(thread, ALL_CLAIMS)]
         doomed += [
-            r.checkpoint_id
-            async for r in self._threads.walk(thread, ALL_WRITES)
-            if not r.checkpoint_id.startswith(keep_writes)
+            key
+            async for key in self._own_keys(thread)
+            if not key.startswith((ALL_CHECKPOINTS, *keep_writes))
         ]
         await self._threads.delete(thread, doomed)
         await self._forget(thread, gone)
@@ -490,49 +554,75 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
             self._loop = asyncio.get_running_loop()
 
     def _sync(self, call: Coroutine[Any, Any, _T]) -> _T:
+        """Run ``call`` on the store's loop from this thread; ``EventLoopError`` if it cannot.
+
+        The wait is bounded by the loop: if it stops (or never ran), the call fails
+        at once instead of waiting for a loop that will not run it (ADP-7).
+        """
+        loop = self._loop
         try:
             running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
             running = None
-        if self._loop is None or running is self._loop:
+        if loop is None or running is loop:
             call.close()
-            raise asyncio.InvalidStateError(
+            raise EventLoopError(
                 "HelixCheckpointSaver's sync methods run the store's calls on its event loop "
                 "from another thread; on that loop, use the async API (ainvoke, astream)"
             )
-        return asyncio.run_coroutine_threadsafe(call, self._loop).result()
+        if not loop.is_running():
+            call.close()
+            raise _loop_stopped()
+        future = asyncio.run_coroutine_threadsafe(call, loop)
+        while not concurrent.futures.wait([future], timeout=_POLL).done:
+            if not loop.is_running():
+                future.cancel()
+                raise _loop_stopped()
+        return future.result()
+
+
+def _loop_stopped() -> EventLoopError:
+    return EventLoopError(
+        "the event loop HelixCheckpointSaver's store runs on is not running (stopped or "
+        "closed): a sync call cannot reach the store; open the store on a running loop"
+    )
 
 
 async def _collect(found: AsyncIterator[CheckpointTuple]) -> list[CheckpointTuple]:
     return [item async for item in found]
 
 
-def _thread(config: RunnableConfig) -> str:
+def _thread_id(thread_id: Any) -> str:
+    return check_thread(check_id(str(thread_id), "thread_id"))
+
+
+def _pairs(thread: str, writes: Any) -> list[tuple[Any, Any]]:
+    """``writes`` as ``(channel, value)`` pairs, or a ValidationError."""
     try:
-        return check_thread(str(config["configurable"]["thread_id"]))
-    except KeyError:
-        raise ValidationError("the config names no configurable thread_id") from None
+        pairs = [(channel, value) for channel, value in writes]
+    except (TypeError, ValueError):
+        raise ValidationError(
+            f"thread {thread!r}: writes must be (channel, value) pairs", session_id=thread
+        ) from None
+    return pairs
+
+
+def _claimed(thread: str, key: str, ns: str, held: JsonValue) -> str:
+    """The checkpoint id a claim record names, or ``CorruptRecordError``."""
+    child = held.get("id") if isinstance(held, dict) else None
+    if not isinstance(child, str) or not isinstance(held, dict) or held.get("ns") != ns:
+        raise CorruptRecordError(
+            f"thread {thread!r}: the claim {key!r} names no checkpoint of its namespace",
+            session_id=thread,
+            record=key,
+        )
+    checkpoint_key(ns, child)
+    return child
 
 
 def _run_of(metadata: Any) -> str | None:
     run = metadata.get("run_id") if isinstance(metadata, dict) else None
     return None if run is None else str(run)
-
-
-def _namespace(config: RunnableConfig) -> str:
-    return str(config["configurable"].get("checkpoint_ns", ""))
-
-
-def _config(thread: str, ns: str, checkpoint_id: str) -> RunnableConfig:
-    return {
-        "configurable": {"thread_id": thread, "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}
-    }
-
-
-def _field(state: JsonValue, name: str) -> JsonValue:
-    if not isinstance(state, dict) or name not in state:
-        raise ValidationError(f"not a LangGraph record (no {name!r}): {str(state)[:80]!r}")
-    return state[name]
 
 
 def _matches(metadata: Any, filter: dict[str, Any]) -> bool:
