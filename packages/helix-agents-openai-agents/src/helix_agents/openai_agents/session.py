@@ -169,7 +169,7 @@ class HelixSession:
     async def _commit(
         self, rows: list[ChatMessage], wrapper: RunContextWrapper[Any] | None
     ) -> None:
-        expected = self._count
+        expected = self._count if self._checked else None
         for attempt in range(APPEND_ATTEMPTS):
             if expected is None:
                 expected = await self._count_or_create(wrapper)
