@@ -6,7 +6,15 @@ store's session; see docs/integrations/openai-agents.md.
 
 from __future__ import annotations
 
-from ._items import ITEM_FIELD, ItemNotJsonError, row_role
-from .session import HelixSession, UserIdHook
+from ._items import ITEM_FIELD, CorruptItemError, ItemNotJsonError, row_role
+from .session import ADAPTER, HelixSession, UserIdHook
 
-__all__ = ["ITEM_FIELD", "HelixSession", "ItemNotJsonError", "UserIdHook", "row_role"]
+__all__ = [
+    "ADAPTER",
+    "ITEM_FIELD",
+    "CorruptItemError",
+    "HelixSession",
+    "ItemNotJsonError",
+    "UserIdHook",
+    "row_role",
+]

@@ -21,7 +21,7 @@ from helix_agents.core import (
     SessionStateStore,
 )
 
-from ._items import decode_item, encode_item
+from ._items import decode_item, encode_items
 
 if TYPE_CHECKING:
     from agents.items import TResponseInputItem
@@ -59,7 +59,7 @@ async def read_snapshot(
             break
     else:
         return None
-    items = [decode_item(row) for row in rows]
+    items = [decode_item(row, session_id) for row in rows]
     if any(item is None for item in items):
         # Rows another runtime wrote sit in the window: no item-for-row replacement.
         return None
@@ -70,7 +70,7 @@ async def read_snapshot(
         expected = rows[start:]
         if not expected:
             return False
-        new_rows = [encode_item(item, session_id) for item in output]
+        new_rows = encode_items(output, session_id)
         keep = count - len(expected)
         try:
             if prune_prefix is None:
@@ -84,7 +84,7 @@ async def read_snapshot(
                 return False
             expired = 0
             for row in everything[:keep]:
-                item = decode_item(row)
+                item = decode_item(row, session_id)
                 if item is None or not prune_prefix(item):
                     break
                 expired += 1

@@ -6,34 +6,147 @@ A row is a :class:`~helix_agents.core.ChatMessage` whose provider field
 equal, key order included). The row's role and text are derived from the item,
 so that listings and UI counts of the session stay meaningful; see
 docs/integrations/openai-agents.md.
+
+An item is checked before anything is written (ADP-4, ADP-5 of
+docs/integrations/sharing.md): core's limits on depth and integers, finite
+floats, string keys, and only dicts, lists, strings, numbers, booleans and
+``None`` — what JSON gives back equal. Lone surrogates are the one difference
+from core's rules: the ASCII text keeps them exactly, so they are accepted.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import uuid
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeAlias
 
 from helix_agents.core import ChatMessage, Message, ValidationError
+from helix_agents.core.limits import MAX_INT_DIGITS, MAX_JSON_DEPTH
 
 if TYPE_CHECKING:
     from agents.items import TResponseInputItem
 
-__all__ = ["ITEM_FIELD", "ItemNotJsonError", "decode_item", "encode_item", "row_role"]
+__all__ = [
+    "ITEM_FIELD",
+    "CorruptItemError",
+    "ItemNotJsonError",
+    "check_item",
+    "decode_item",
+    "encode_item",
+    "encode_items",
+    "row_role",
+]
 
 ITEM_FIELD = "openai_item"
 """The provider field of a row that carries the SDK item, as JSON text."""
 
+_INT_BOUND = 10**MAX_INT_DIGITS
+
 
 class ItemNotJsonError(ValidationError, TypeError):
-    """An item that JSON cannot hold (code ``validation_error``).
+    """An item that would not come back equal from JSON (code ``validation_error``).
 
     Also a :class:`TypeError`, which is what the SDK's own sessions raise for it.
+    ``path`` locates the refused value (``items[1]['content'][0]``).
     """
+
+    def __init__(self, message: str, *, session_id: str | None = None, path: str = "") -> None:
+        super().__init__(message, session_id=session_id)
+        self.path = path
+
+
+class CorruptItemError(ValidationError):
+    """A stored row whose ``openai_item`` is not an item this adapter wrote (ADP-6).
+
+    ``row_id`` names the row (``None`` for a row without an id).
+    """
+
+    def __init__(
+        self, message: str, *, session_id: str | None = None, row_id: str | None = None
+    ) -> None:
+        super().__init__(message, session_id=session_id)
+        self.row_id = row_id
 
 
 ItemNotJsonError.__module__ = "helix_agents.openai_agents"
+CorruptItemError.__module__ = "helix_agents.openai_agents"
+
+
+class _RefusedError(Exception):
+    """A value inside an item was refused; ``path`` grows as the walk unwinds."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.path: list[str] = []
+
+
+def _shown(key: str) -> str:
+    return repr(key) if len(key) <= 40 else f"{key[:20]!r}…"
+
+
+def _walk(value: Any, depth: int) -> None:
+    # Bounded by MAX_JSON_DEPTH, so a self-containing value is refused, not a RecursionError.
+    if isinstance(value, str) or value is None or isinstance(value, bool):
+        return
+    if isinstance(value, int):
+        if not -_INT_BOUND < value < _INT_BOUND:
+            raise _RefusedError(f"an integer has more than {MAX_INT_DIGITS} digits")
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise _RefusedError(f"{value!r} is not a JSON number (numbers must be finite)")
+        return
+    if not isinstance(value, (dict, list)):
+        hint = " (a tuple would come back a list)" if isinstance(value, tuple) else ""
+        raise _RefusedError(f"{type(value).__name__} is not a JSON value{hint}")
+    if depth >= MAX_JSON_DEPTH:
+        raise _RefusedError(f"nests deeper than {MAX_JSON_DEPTH} levels")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise _RefusedError(
+                    f"object keys must be strings, got {type(key).__name__} {key!r:.40}"
+                )
+            try:
+                _walk(item, depth + 1)
+            except _RefusedError as exc:
+                exc.path.append(f"[{_shown(key)}]")
+                raise
+    else:
+        for i, item in enumerate(value):
+            try:
+                _walk(item, depth + 1)
+            except _RefusedError as exc:
+                exc.path.append(f"[{i}]")
+                raise
+
+
+def _refuse(session_id: str, where: str, reason: str) -> NoReturn:
+    raise ItemNotJsonError(
+        f"session {session_id!r}: {where}: {reason}", session_id=session_id, path=where
+    )
+
+
+def check_item(item: Any, session_id: str, index: int = 0) -> TResponseInputItem:
+    """``item`` if JSON gives it back equal, else :class:`ItemNotJsonError` naming the path."""
+    where = f"items[{index}]"
+    if not isinstance(item, dict):
+        _refuse(
+            session_id, where, f"an item must be a JSON object (a dict), got {type(item).__name__}"
+        )
+    try:
+        _walk(item, 0)
+    except _RefusedError as exc:
+        path = "".join(reversed(exc.path))
+        if len(path) > 80:
+            path = f"{path[:40]}…{path[-30:]}"
+        _refuse(session_id, where + path, exc.reason)
+    checked: TResponseInputItem = item  # type: ignore[assignment]
+    return checked
+
 
 RowRole: TypeAlias = Literal["system", "user", "assistant", "tool"]
 
@@ -53,9 +166,9 @@ def row_role(item: Mapping[str, Any]) -> RowRole:
     MCP approval response) and ``assistant`` rows otherwise: function and tool
     calls, reasoning, compaction summaries and every other model-made item.
     """
-    role = _ROLES.get(item.get("role"))  # type: ignore[arg-type]
-    if role is not None:
-        return role
+    role = item.get("role")
+    if isinstance(role, str) and role in _ROLES:
+        return _ROLES[role]
     kind = item.get("type")
     if isinstance(kind, str) and (kind.endswith("_output") or kind == "mcp_approval_response"):
         return "tool"
@@ -85,37 +198,62 @@ def _text(item: Mapping[str, Any]) -> str | None:
     return text
 
 
-def encode_item(item: TResponseInputItem, session_id: str) -> ChatMessage:
-    """The row that stores ``item``; a :class:`ValidationError` if it is not JSON."""
-    if not isinstance(item, Mapping):
-        raise ItemNotJsonError(
-            f"session {session_id!r}: an item must be a JSON object (a dict), "
-            f"got {type(item).__name__}",
-            session_id=session_id,
-        )
+def encode_item(item: Any, session_id: str, index: int = 0) -> ChatMessage:
+    """The row that stores ``item``, the ``index``-th of its batch, once :func:`check_item`
+    passed it."""
+    checked = check_item(item, session_id, index)
     try:
-        text = json.dumps(item, ensure_ascii=True)
-    except (TypeError, ValueError) as exc:
-        raise ItemNotJsonError(
-            f"session {session_id!r}: item of type {item.get('type', 'message')!r} "
-            f"is not JSON: {exc}",
-            session_id=session_id,
-        ) from None
+        text = json.dumps(checked, ensure_ascii=True)
+    except (TypeError, ValueError, RecursionError) as exc:  # a checked item cannot fail
+        _refuse(session_id, f"items[{index}]", f"not JSON: {exc}")
     fields: dict[str, Any] = {ITEM_FIELD: text}
     return ChatMessage(
-        role=row_role(item),
-        content=_text(item),
+        role=row_role(checked),
+        content=_text(checked),
         # A fresh id per row: what tells a compaction's suffix from its replacement.
         id=uuid.uuid4().hex,
         **fields,
     )
 
 
-def decode_item(row: Message) -> TResponseInputItem | None:
-    """The item a row stores, or ``None`` for a row another runtime wrote."""
+def encode_items(items: Any, session_id: str) -> list[ChatMessage]:
+    """The rows of a batch, every item checked before any row exists (ADP-4)."""
+    if not isinstance(items, (list, tuple)):
+        raise ItemNotJsonError(
+            f"session {session_id!r}: items must be a list, got {type(items).__name__}",
+            session_id=session_id,
+            path="items",
+        )
+    return [encode_item(item, session_id, i) for i, item in enumerate(items)]
+
+
+def _no_constant(name: str) -> NoReturn:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def decode_item(row: Message, session_id: str) -> TResponseInputItem | None:
+    """The item a row stores, ``None`` for a row another runtime wrote (no ``openai_item``),
+    or :class:`CorruptItemError` for one this adapter cannot read back (ADP-6)."""
     extra = row.model_extra if isinstance(row, ChatMessage) else None
-    text = extra.get(ITEM_FIELD) if extra else None
-    if not isinstance(text, str):
+    if not extra or ITEM_FIELD not in extra:
         return None
-    item: TResponseInputItem = json.loads(text)
-    return item
+    text = extra[ITEM_FIELD]
+    reason = None
+    if not isinstance(text, str):
+        reason = f"is a {type(text).__name__}, not JSON text"
+    else:
+        try:
+            item = json.loads(text, parse_constant=_no_constant)
+        except (ValueError, RecursionError) as exc:  # JSONDecodeError, int digits, depth
+            reason = f"is not valid JSON ({type(exc).__name__}: {str(exc)[:200]})"
+        else:
+            if isinstance(item, dict):
+                decoded: TResponseInputItem = item  # type: ignore[assignment]
+                return decoded
+            reason = f"holds a {type(item).__name__}, not an item (a JSON object)"
+    row_id = getattr(row, "id", None)
+    raise CorruptItemError(
+        f"session {session_id!r}: row {row_id!r}: its {ITEM_FIELD} {reason}",
+        session_id=session_id,
+        row_id=row_id,
+    )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import random
 import threading
 import weakref
@@ -22,12 +21,15 @@ from helix_agents.core import (
     SessionExistsError,
     SessionNotFoundError,
     SessionStateStore,
+    ValidationError,
     session_handle,
 )
+from helix_agents.core.adapters import AdapterName, check_writable, mark, readable
 from helix_agents.core.backend import check_id
+from helix_agents.core.limits import MAX_COUNT
 
 from ._compaction import read_snapshot
-from ._items import decode_item, encode_item
+from ._items import decode_item, encode_items
 from ._settle import settled
 
 if TYPE_CHECKING:
@@ -35,13 +37,16 @@ if TYPE_CHECKING:
     from agents.memory.session import _CompactionSnapshot
     from agents.run_context import RunContextWrapper
 
-__all__ = ["HelixSession", "UserIdHook"]
+__all__ = ["ADAPTER", "HelixSession", "UserIdHook"]
 
 UserIdHook: TypeAlias = Callable[["RunContextWrapper[Any]"], "str | None"]
 """Takes the run's context wrapper and names the user who owns a new session."""
 
 APPEND_ATTEMPTS = 16
 """How many times ``add_items`` commits before giving up to writers that keep winning."""
+
+ADAPTER: AdapterName = "openai-agents"
+"""The mark of the sessions ``HelixSession`` creates (ADP-1)."""
 
 
 class HelixSession:
@@ -84,6 +89,9 @@ class HelixSession:
         self._locks_guard = threading.Lock()
         # The row count after this instance's last write: the next append's expected count.
         self._count: int | None = None
+        # Whether this instance has seen the session be its own or shared (ADP-2). A mark
+        # never changes, so it is asked once, again only after the session went missing.
+        self._checked = False
         self._closed = False
 
     def _check_open(self) -> None:
@@ -96,25 +104,52 @@ class HelixSession:
     ) -> list[TResponseInputItem]:
         """Items oldest first; ``limit`` keeps the latest N (0: none, negative: all)."""
         self._check_open()
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
+            raise ValidationError(
+                f"session {self.session_id!r}: limit must be an int or None, "
+                f"got {type(limit).__name__}",
+                session_id=self.session_id,
+            )
         resolved = resolve_session_limit(limit, self.session_settings)
         if resolved == 0:
             return []
+        if not await self._mine(write=False):
+            return []
         try:
             rows = await self._handle.messages(
-                None if resolved is None or resolved < 0 else resolved
+                None if resolved is None or resolved < 0 else min(resolved, MAX_COUNT)
             )
         except SessionNotFoundError:
+            self._checked = False
             return []
-        return [item for row in rows if (item := decode_item(row)) is not None]
+        return [item for row in rows if (item := decode_item(row, self.session_id)) is not None]
+
+    async def _mine(self, *, write: bool) -> bool:
+        """Whether the session exists and is this adapter's or shared (ADP-2).
+
+        A session of another adapter is absent for a read and a
+        ``ForeignSessionError`` for a write.
+        """
+        if self._checked:
+            return True
+        info = await self.store.get_session(self.session_id)
+        if info is None:
+            return False
+        if write:
+            check_writable(info, ADAPTER)
+        elif not readable(info, ADAPTER):
+            return False
+        self._checked = True
+        return True
 
     async def add_items(
         self, items: list[TResponseInputItem], *, wrapper: RunContextWrapper[Any] | None = None
     ) -> None:
         """Append ``items`` in one commit, creating the session if it does not exist."""
         self._check_open()  # before the empty fast path: a closed session refuses [] too
-        if not items:
+        rows = encode_items(items, self.session_id)
+        if not rows:
             return
-        rows = [encode_item(item, self.session_id) for item in items]
         await settled(self._append(rows, wrapper))
 
     def _append_lock(self) -> asyncio.Lock:
@@ -134,7 +169,7 @@ class HelixSession:
     async def _commit(
         self, rows: list[ChatMessage], wrapper: RunContextWrapper[Any] | None
     ) -> None:
-        expected = self._count
+        expected = self._count if self._checked else None
         for attempt in range(APPEND_ATTEMPTS):
             if expected is None:
                 expected = await self._count_or_create(wrapper)
@@ -153,7 +188,7 @@ class HelixSession:
                 # Deleted since we counted: create it again on the next attempt.
                 if attempt == APPEND_ATTEMPTS - 1:
                     raise
-                expected = None
+                expected, self._checked = None, False
             else:
                 self._count = result.message_count
                 return
@@ -163,15 +198,21 @@ class HelixSession:
         )
 
     async def _count_or_create(self, wrapper: RunContextWrapper[Any] | None) -> int | None:
-        try:
-            return await self.store.get_message_count(self.session_id)
-        except SessionNotFoundError:
-            pass
-        try:
-            info = await self.store.create_session(self.session_id, user_id=self._owner(wrapper))
-        except SessionExistsError:
-            # A concurrent writer created it first; count on the next attempt.
-            return None
+        """The row count of the session, created (marked) if missing; ``None``: ask again.
+
+        Raises ``ForeignSessionError`` for a session of another adapter.
+        """
+        info = await self.store.get_session(self.session_id)
+        if info is None:
+            try:
+                info = await self.store.create_session(
+                    self.session_id, user_id=self._owner(wrapper), metadata=mark(ADAPTER)
+                )
+            except SessionExistsError:
+                # A concurrent writer created it first (perhaps another adapter): ask again.
+                return None
+        check_writable(info, ADAPTER)
+        self._checked = True
         return info.message_count
 
     def _owner(self, wrapper: RunContextWrapper[Any] | None) -> str | None:
@@ -194,14 +235,18 @@ class HelixSession:
         return await settled(self._pop())
 
     async def _pop(self) -> TResponseInputItem | None:
+        if not await self._mine(write=True):
+            return None
         while True:
             try:
                 rows = await self._handle.pop(1)
             except SessionNotFoundError:
+                self._checked = False
                 return None
             if not rows:
                 return None
-            item = decode_item(rows[0])
+            # A corrupt row is removed all the same; its error names it (ADP-6).
+            item = decode_item(rows[0], self.session_id)
             if item is not None:
                 return item
 
@@ -212,8 +257,12 @@ class HelixSession:
         await settled(self._clear())
 
     async def _clear(self) -> None:
-        with contextlib.suppress(SessionNotFoundError):
+        if not await self._mine(write=True):
+            return
+        try:
             await self._handle.clear()
+        except SessionNotFoundError:
+            self._checked = False
 
     def close(self) -> None:
         """End this session object: later calls raise ``RuntimeError``; idempotent.
@@ -236,7 +285,7 @@ class HelixSession:
         self._check_open()
         if self._transforms_items():
             return False
-        rows = [encode_item(item, self.session_id) for item in items]
+        rows = encode_items(items, self.session_id)
         async with self._append_lock():
             self._count = None
             for attempt in range(APPEND_ATTEMPTS):
@@ -250,6 +299,7 @@ class HelixSession:
                 except (MessageCountConflictError, SessionNotFoundError):
                     if attempt == APPEND_ATTEMPTS - 1:
                         raise
+                    self._checked = False
                     continue
                 self._count = result.message_count
                 return True
@@ -263,6 +313,8 @@ class HelixSession:
         if self._transforms_items():
             return None
         self._count = None
+        # The snapshot is the first half of a replacement: another adapter's session refuses.
+        await self._mine(write=True)
         return await read_snapshot(
             self.store, self.session_id, limit, prune_prefix, self._check_open
         )
