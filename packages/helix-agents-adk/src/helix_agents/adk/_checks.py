@@ -52,23 +52,46 @@ def event_json(event: Event, sid: str) -> str:
         text = event.model_dump_json()
         back = Event.model_validate_json(text)
         if back != event:
-            where = _differs_at(event.model_dump(), back.model_dump(), "")
-            raise _refused(sid, f"event{where}" if where else "event would not come back equal")
+            raise _refused(sid, f"event{_difference(event, back)}")
         with refusing():
             for name, value in back.model_dump(mode="json").items():
                 check_json(value, f"event.{name}", session_id=sid)
     except AdkValidationError:
         raise
     except (ValueError, TypeError, RecursionError) as exc:
-        # Serialization errors (NaN keys, lone surrogates, objects JSON cannot hold) and
-        # parse errors (too deep for the parser) alike.
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise _refused(sid, f"event cannot be stored as JSON: {reason}") from None
+        # Serialization errors (lone surrogates, objects JSON cannot hold) and parse errors
+        # (too deep for the parser) alike; the message names the field that failed.
+        raise _refused(
+            sid, f"event{_unserializable(event)} cannot be stored as JSON: {_reason(exc)}"
+        ) from exc
     return text
 
 
+def _reason(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return text if len(text) <= 200 else f"{text[:200]}…"
+
+
+def _unserializable(event: Event) -> str:
+    """``.field`` of the first field of ``event`` that fails to serialize, or ``""``."""
+    for name in type(event).model_fields:
+        try:
+            event.model_dump_json(include={name})
+        except (ValueError, TypeError, RecursionError):
+            return f".{name}"
+    return ""
+
+
+def _difference(event: Event, back: Event) -> str:
+    """Where ``back`` differs from ``event``, with both values (``""`` if not found)."""
+    sent, got = event.model_dump(), back.model_dump()
+    for name, value in sent.items():
+        if value != got.get(name) or type(value) is not type(got.get(name)):
+            return _differs_at(value, got.get(name), f".{name}")
+    return " would not come back equal"
+
+
 def _differs_at(sent: Any, back: Any, path: str) -> str:
-    """Where ``back`` first differs from ``sent`` (both dumps of an event), with the value."""
     if isinstance(sent, dict) and isinstance(back, dict) and list(sent) == list(back):
         for key, item in sent.items():
             if item != back[key] or type(item) is not type(back[key]):
@@ -77,7 +100,7 @@ def _differs_at(sent: Any, back: Any, path: str) -> str:
         for i, (item, again) in enumerate(zip(sent, back, strict=True)):
             if item != again or type(item) is not type(again):
                 return _differs_at(item, again, f"{path}[{i}]")
-    return f"{path}: {_shown(sent)} comes back as {_shown(back)}" if path else ""
+    return f"{path}: {_shown(sent)} comes back as {_shown(back)}"
 
 
 def state_deltas(
@@ -94,12 +117,13 @@ def state_deltas(
             raise _refused(sid, f"{field} keys must be strings, got {_shown(key)}")
         if key.startswith(State.TEMP_PREFIX):
             continue
-        where = f"{field}[{_shown(key)}]"
         with refusing():
-            check_json(value, where, session_id=sid)
+            # Within its map, as core checks a delta's changes: the map is one level deep.
+            check_json({key: value}, field, session_id=sid)
         tuple_at = _tuple_at(value)
         if tuple_at is not None:
-            raise _refused(sid, f"{where}{tuple_at} is a tuple, which would come back a list")
+            where = f"{field}[{_shown(key)}]{tuple_at}"
+            raise _refused(sid, f"{where} is a tuple, which would come back a list")
         if key.startswith(State.APP_PREFIX):
             app[key.removeprefix(State.APP_PREFIX)] = value
         elif key.startswith(State.USER_PREFIX):

@@ -274,10 +274,11 @@ class HelixSessionService(BaseSessionService):
         stored = event.model_copy(
             update={"actions": event.actions.model_copy(update={"state_delta": kept})}
         )
-        text = event_json(stored, sid)
+        # The delta first: its refusals say more than the event's (and ADK logs none).
         deltas = state_deltas(
             sid, session.app_name, session.user_id, kept, "event.actions.state_delta"
         )
+        text = event_json(stored, sid)
         expected = _marker(session)
         with refusing():
             if expected is None:
