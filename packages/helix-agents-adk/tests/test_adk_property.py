@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
 from helix_agents.adk import AdkValidationError, HelixSessionService
-from helix_agents.contract._hostile import ODD_TEXT, hostile_json, json_ok, same_json
+from helix_agents.contract._hostile import ODD_TEXT, hostile_ids, hostile_json, json_ok, same_json
 from helix_agents.core import SessionStateStore
 
 # Values JSON would hand back as something else, alone or inside JSON.
@@ -132,6 +132,55 @@ def test_adp4_adp5_any_event_or_state_is_exact_or_refused(stores: Stores) -> Non
                 if place == "text":
                     value = text
                 runner.run(exact_or_refused(service, store, value, place))
+
+            prop()
+        finally:
+            runner.run(store.__aexit__(None, None, None))
+
+
+async def names_work_or_are_refused(service: HelixSessionService, names: dict[str, str]) -> None:
+    try:
+        created = await service.create_session(**names, state={"k": 1, "user:u": 2})
+    except AdkValidationError as exc:
+        refused: AdkValidationError | None = exc
+    else:
+        refused = None
+    event(f"names: {'refused' if refused else 'stored'}")
+    if refused is not None:
+        note(f"refused: {refused}")
+        with pytest.raises(AdkValidationError):
+            await service.get_session(**names)
+        return
+    assert (created.app_name, created.user_id, created.id) == tuple(names.values())
+    await service.append_event(created, said_by(names["user_id"]))
+    stored = await service.get_session(**names)
+    assert stored is not None and stored.events == created.events
+    assert stored.state == {"k": 1, "user:u": 2}
+    app, user = names["app_name"], names["user_id"]
+    listed = (await service.list_sessions(app_name=app, user_id=user)).sessions
+    assert [s.id for s in listed] == [created.id]
+    assert created.id in [s.id for s in (await service.list_sessions(app_name=app)).sessions]
+    await service.delete_session(**names)
+    assert await service.get_session(**names) is None
+
+
+def said_by(user: str) -> Event:
+    return Event(author="user", content=types.Content(parts=[types.Part(text=user)]))
+
+
+@pytest.mark.parametrize("stores", BACKENDS, indirect=True)
+def test_adp4_any_names_work_or_are_refused(stores: Stores) -> None:
+    with asyncio.Runner() as runner:
+        store = stores.store("main")
+        runner.run(store.__aenter__())
+        try:
+            service = HelixSessionService(store)
+
+            @settings(PROFILE, max_examples=30)
+            @given(hostile_ids, hostile_ids, hostile_ids)
+            def prop(app: str, user: str, session: str) -> None:
+                names = {"app_name": app, "user_id": user, "session_id": session or "s"}
+                runner.run(names_work_or_are_refused(service, names))
 
             prop()
         finally:

@@ -138,7 +138,14 @@ async def test_adp2_listings_skip_what_is_not_an_adk_session(
                 ScopedStateDelta(
                     scope="app",
                     owner=name(APP, None),
-                    changes={"not json": True, "42": True, '["x"]': True, '"nobody"': True},
+                    changes={
+                        "not json": True,
+                        "42": True,
+                        '["x"]': True,
+                        '"nobody"': True,
+                        '"\\u0041"': True,  # "A", spelled otherwise than the service would
+                        '"' + "u" * 505 + '"': True,  # a user whose owner would be too long
+                    },
                 ),
             )
         ),

@@ -25,8 +25,10 @@ from helix_agents.core import (
     SessionInfo,
     SessionNotFoundError,
     SessionStateStore,
+    ValidationError,
 )
 from helix_agents.core.adapters import check_writable, mark, readable
+from helix_agents.core.inputs import check_id
 
 from . import _names
 from ._checks import event_json, refusing, state_deltas
@@ -69,7 +71,7 @@ class HelixSessionService(BaseSessionService):
         The state is checked before the session is created: a refused state leaves none.
         An id another adapter's session holds is its ``ForeignSessionError``.
         """
-        session_id = str(uuid.uuid4()) if session_id is None else session_id
+        session_id = session_id or str(uuid.uuid4())
         _names.check_names(app_name=app_name, user_id=user_id, session_id=session_id)
         sid = _names.store_session_id(app_name, user_id, session_id)
         deltas = state_deltas(sid, app_name, user_id, state or {}, "state")
@@ -180,7 +182,9 @@ class HelixSessionService(BaseSessionService):
     async def _list(self, app_name: str, user_id: str | None) -> ListSessionsResponse:
         if user_id is None:
             users = await self.store.get_scoped_state("app", _names.registry_owner(app_name))
+            # Keys the service did not write (made through the store) name no user.
             user_ids = [user for user in map(_names.user_of, users) if user is not None]
+            user_ids = [user for user in user_ids if _is_id(_names.store_user_id(app_name, user))]
         else:
             user_ids = [user_id]
         app_state = await self.store.get_scoped_state("app", _names.app_owner(app_name))
@@ -344,6 +348,14 @@ def _merged(
     merged.update((State.APP_PREFIX + k, v) for k, v in app_state.items())
     merged.update((State.USER_PREFIX + k, v) for k, v in user_state.items())
     return merged
+
+
+def _is_id(name: str) -> bool:
+    try:
+        check_id(name, "owner")
+    except ValidationError:
+        return False
+    return True
 
 
 def _set_marker(session: Session, message_count: int) -> None:
