@@ -138,7 +138,7 @@ def test_adp4_adp5_any_event_or_state_is_exact_or_refused(stores: Stores) -> Non
             runner.run(store.__aexit__(None, None, None))
 
 
-async def names_work_or_are_refused(service: HelixSessionService, names: dict[str, str]) -> None:
+async def names_work_or_are_refused(service: HelixSessionService, names: dict[str, Any]) -> None:
     try:
         created = await service.create_session(**names, state={"k": 1, "user:u": 2})
     except AdkValidationError as exc:
