@@ -202,3 +202,18 @@ async def test_adp4_a_refused_event_leaves_a_hand_built_session_object_untouched
     assert by_hand.state == {} and by_hand.events == []
     assert "temp:t" in event.actions.state_delta  # not trimmed: nothing happened
     assert await store.get_message_count(sid_of("ada", "s1")) == 0
+
+
+@pytest.mark.parametrize(
+    "delta", [{1: "x"}, ["k"], {"temp:t": 1, 2: 2}], ids=["int key", "a list", "temp and int"]
+)
+async def test_adp4_a_state_delta_set_after_construction_is_checked_too(
+    service: HelixSessionService, store: SessionStateStore, delta: Any
+) -> None:
+    session = await service.create_session(app_name=APP, user_id="ada", session_id="s1")
+    event = said("agent", "x")
+    event.actions.state_delta = delta  # pydantic does not check assignments to ADK's models
+    with pytest.raises(AdkValidationError) as refused:
+        await service.append_event(session, event)
+    assert_refusal(refused.value, sid_of("ada", "s1"))
+    assert await store.get_message_count(sid_of("ada", "s1")) == 0

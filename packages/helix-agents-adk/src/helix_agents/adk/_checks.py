@@ -23,7 +23,7 @@ from helix_agents.core.scoped import check_scoped_deltas
 from . import _names
 from .errors import AdkValidationError
 
-__all__ = ["event_json", "refusing", "state_deltas"]
+__all__ = ["event_json", "refusing", "state_deltas", "without_temp"]
 
 
 @contextmanager
@@ -101,6 +101,17 @@ def _differs_at(sent: Any, back: Any, path: str) -> str:
             if item != again or type(item) is not type(again):
                 return _differs_at(item, again, f"{path}[{i}]")
     return f"{path}: {_shown(sent)} comes back as {_shown(back)}"
+
+
+def without_temp(delta: object) -> object:
+    """``delta`` without its ``temp:`` keys (never stored); what is not a map, as it is."""
+    if not isinstance(delta, dict):
+        return delta
+    return {
+        k: v
+        for k, v in delta.items()
+        if not (isinstance(k, str) and k.startswith(State.TEMP_PREFIX))
+    }
 
 
 def state_deltas(

@@ -31,7 +31,7 @@ from helix_agents.core.adapters import check_writable, mark, readable
 from helix_agents.core.inputs import check_id
 
 from . import _names
-from ._checks import event_json, refusing, state_deltas
+from ._checks import event_json, refusing, state_deltas, without_temp
 from ._events import event_of, row_of
 
 __all__ = ["HelixSessionService"]
@@ -273,8 +273,7 @@ class HelixSessionService(BaseSessionService):
             app_name=session.app_name, user_id=session.user_id, session_id=session.id
         )
         sid = _names.store_session_id(session.app_name, session.user_id, session.id)
-        delta = event.actions.state_delta or {}
-        kept = {k: v for k, v in delta.items() if not k.startswith(State.TEMP_PREFIX)}
+        kept = without_temp(event.actions.state_delta or {})
         stored = event.model_copy(
             update={"actions": event.actions.model_copy(update={"state_delta": kept})}
         )
