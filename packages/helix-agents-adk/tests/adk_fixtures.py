@@ -17,6 +17,7 @@ from helix_backends import BACKENDS, Stores
 from helix_fixtures import found_server
 
 from helix_agents.adk import HelixSessionService
+from helix_agents.core import SessionStateStore
 
 SERVICES = ("adk-in-memory", *BACKENDS)
 
@@ -58,3 +59,11 @@ async def other_service(
         return
     async with stores.store("main") as store:
         yield HelixSessionService(store)
+
+
+@pytest.fixture
+async def store(stores: Stores | None) -> AsyncIterator[SessionStateStore]:
+    """The store under ``service`` (the same data, another instance); ours only."""
+    assert stores is not None, "a test that reads the store runs on our service only"
+    async with stores.store("main") as opened:
+        yield opened

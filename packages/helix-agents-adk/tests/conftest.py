@@ -13,6 +13,6 @@ _HERE = Path(__file__).parent
 _OAI_TESTS = _HERE.parents[1] / "helix-agents-openai-agents" / "tests"
 sys.path[:0] = [str(_OAI_TESTS / "sdk_suite"), str(_OAI_TESTS), str(_HERE)]
 
-from adk_fixtures import anyio_backend, other_service, service, stores  # noqa: E402
+from adk_fixtures import anyio_backend, other_service, service, store, stores  # noqa: E402
 
-__all__ = ["anyio_backend", "other_service", "service", "stores"]
+__all__ = ["anyio_backend", "other_service", "service", "store", "stores"]
