@@ -1,0 +1,152 @@
+"""Every pair of adapters on one store (docs/integrations/sharing.md, ADP-1..ADP-3).
+
+One adapter writes a session; another, given the same store id, finds nothing there,
+cannot write it, and leaves it as it was. A session the application made through the
+store is shared: each adapter reads it without tripping over the others' rows.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from google.adk.events import Event
+from google.genai import types
+from langgraph.checkpoint.base import empty_checkpoint
+
+from helix_agents.adk import HelixSessionService
+from helix_agents.core import ChatMessage, MessageCommit, SessionStateStore, open_store
+from helix_agents.core.adapters import ADAPTER_KEY
+from helix_agents.core.errors import ForeignSessionError
+from helix_agents.core.messages import dump_message
+from helix_agents.langgraph import HelixCheckpointSaver
+from helix_agents.openai_agents import HelixSession
+
+pytestmark = pytest.mark.anyio
+
+APP, USER, NAME = "app", "ada", "s1"
+# The store id ADK gives (app, user, session): the others are handed the same id.
+SID = f'["{APP}","{USER}","{NAME}"]'
+CONFIG = {"configurable": {"thread_id": SID, "checkpoint_ns": ""}}
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """What a test asks of one adapter, on the session :data:`SID`."""
+
+    name: str
+    write: Callable[[SessionStateStore], Awaitable[None]]
+    sees_nothing: Callable[[SessionStateStore], Awaitable[bool]]
+
+
+async def _sdk_write(store: SessionStateStore) -> None:
+    await HelixSession(SID, store).add_items([{"role": "user", "content": "hi"}])
+
+
+async def _sdk_sees_nothing(store: SessionStateStore) -> bool:
+    return await HelixSession(SID, store).get_items() == []
+
+
+async def _graph_write(store: SessionStateStore) -> None:
+    await HelixCheckpointSaver(store).aput(CONFIG, empty_checkpoint(), {"step": 0}, {})
+
+
+async def _graph_sees_nothing(store: SessionStateStore) -> bool:
+    saver = HelixCheckpointSaver(store)
+    listed = [c async for c in saver.alist(CONFIG)]
+    return await saver.aget_tuple(CONFIG) is None and listed == []
+
+
+async def _adk_write(store: SessionStateStore) -> None:
+    service = HelixSessionService(store)
+    session = await service.get_session(app_name=APP, user_id=USER, session_id=NAME)
+    if session is None:
+        session = await service.create_session(app_name=APP, user_id=USER, session_id=NAME)
+    text = types.Content(role="user", parts=[types.Part(text="hi")])
+    await service.append_event(session, Event(author="user", content=text))
+
+
+async def _adk_sees_nothing(store: SessionStateStore) -> bool:
+    service = HelixSessionService(store)
+    found = await service.get_session(app_name=APP, user_id=USER, session_id=NAME)
+    listed = await service.list_sessions(app_name=APP, user_id=USER)
+    return found is None and listed.sessions == []
+
+
+ADAPTERS = {
+    "openai-agents": Adapter("openai-agents", _sdk_write, _sdk_sees_nothing),
+    "langgraph": Adapter("langgraph", _graph_write, _graph_sees_nothing),
+    "adk": Adapter("adk", _adk_write, _adk_sees_nothing),
+}
+PAIRS = [(a, b) for a in ADAPTERS for b in ADAPTERS if a != b]
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres", "redis"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SessionStateStore]:
+    """A store of the test's own on each backend."""
+    space = f"share_{uuid.uuid4().hex[:10]}"
+    url = {
+        "memory": lambda: "memory://",
+        "sqlite": lambda: f"sqlite:///{tmp_path / 'shared.db'}",
+        "postgres": lambda: request.getfixturevalue("helix_postgres_url"),
+        "redis": lambda: request.getfixturevalue("helix_redis_url"),
+    }[request.param]()
+    options = {"auto_migrate": True} if request.param == "postgres" else {}
+    namespace = space if request.param in ("postgres", "redis") else None
+    async with open_store(url, namespace=namespace, **options) as opened:
+        yield opened
+        await opened.delete_session(SID)
+
+
+async def _snapshot(store: SessionStateStore) -> tuple[object, ...]:
+    info = await store.get_session(SID)
+    assert info is not None
+    rows = [dump_message(m) for m in await store.get_messages(SID)]
+    checkpoints = [c.checkpoint_id for c in await store.list_checkpoints(SID)]
+    return info.metadata, info.message_count, rows, checkpoints
+
+
+@pytest.mark.parametrize(("owner", "other"), PAIRS)
+async def test_adp1_adp2_a_session_is_its_writers_alone(
+    store: SessionStateStore, owner: str, other: str
+) -> None:
+    await ADAPTERS[owner].write(store)
+    info = await store.get_session(SID)
+    assert info is not None and info.metadata[ADAPTER_KEY] == owner  # ADP-1
+    before = await _snapshot(store)
+    assert await ADAPTERS[other].sees_nothing(store)  # ADP-2: not there for reads
+    with pytest.raises(ForeignSessionError) as caught:
+        await ADAPTERS[other].write(store)
+    err = caught.value
+    assert (err.code, err.session_id, err.owner, err.adapter) == (
+        "state_foreign_session",
+        SID,
+        owner,
+        other,
+    )
+    assert await _snapshot(store) == before  # nothing written
+    assert not await ADAPTERS[owner].sees_nothing(store)  # the owner still has it
+
+
+async def test_adp3_a_shared_session_is_read_by_every_adapter(store: SessionStateStore) -> None:
+    await store.create_session(SID, user_id=f'["{APP}","{USER}"]')
+    await store.append_messages(
+        SID, MessageCommit(messages=(ChatMessage(role="user", content="from the app"),))
+    )
+    for adapter in ADAPTERS.values():  # each writes its own, in turn, and none trips
+        await adapter.write(store)
+    info = await store.get_session(SID)
+    assert info is not None and ADAPTER_KEY not in info.metadata
+    items = await HelixSession(SID, store).get_items()
+    assert items == [{"role": "user", "content": "hi"}]  # only the SDK's own item
+    saver = HelixCheckpointSaver(store)
+    assert (await saver.aget_tuple(CONFIG)) is not None
+    service = HelixSessionService(store)
+    session = await service.get_session(app_name=APP, user_id=USER, session_id=NAME)
+    assert session is not None
+    assert [e.content.parts[0].text for e in session.events if e.content and e.content.parts] == [
+        "hi"
+    ]  # only the ADK event, not the app's row or the SDK's item
