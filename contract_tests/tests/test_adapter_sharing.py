@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from google.adk.events import Event
 from google.genai import types
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import empty_checkpoint
 
 from helix_agents.adk import HelixSessionService
@@ -30,7 +31,7 @@ pytestmark = pytest.mark.anyio
 APP, USER, NAME = "app", "ada", "s1"
 # The store id ADK gives (app, user, session): the others are handed the same id.
 SID = f'["{APP}","{USER}","{NAME}"]'
-CONFIG = {"configurable": {"thread_id": SID, "checkpoint_ns": ""}}
+CONFIG: RunnableConfig = {"configurable": {"thread_id": SID, "checkpoint_ns": ""}}
 
 
 @dataclass(frozen=True)
@@ -88,12 +89,11 @@ PAIRS = [(a, b) for a in ADAPTERS for b in ADAPTERS if a != b]
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SessionStateStore]:
     """A store of the test's own on each backend."""
     space = f"share_{uuid.uuid4().hex[:10]}"
-    url = {
-        "memory": lambda: "memory://",
-        "sqlite": lambda: f"sqlite:///{tmp_path / 'shared.db'}",
-        "postgres": lambda: request.getfixturevalue("helix_postgres_url"),
-        "redis": lambda: request.getfixturevalue("helix_redis_url"),
-    }[request.param]()
+    url = "memory://"
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'shared.db'}"
+    elif request.param in ("postgres", "redis"):
+        url = str(request.getfixturevalue(f"helix_{request.param}_url"))
     options = {"auto_migrate": True} if request.param == "postgres" else {}
     namespace = space if request.param in ("postgres", "redis") else None
     async with open_store(url, namespace=namespace, **options) as opened:

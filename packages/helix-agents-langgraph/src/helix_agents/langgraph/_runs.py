@@ -130,7 +130,9 @@ def _entry(state: JsonValue) -> Entry | None:
     """The entry an index record holds; ``None`` for one the saver did not write."""
     if not isinstance(state, dict):
         return None
-    fields = [state.get(name) for name in Entry._fields]
-    if not all(isinstance(f, str) for f in fields[:4]) or not isinstance(fields[4], str | None):
+    run, thread, ns, id_, parent = (state.get(n) for n in ("run", "thread", "ns", "id", "parent"))
+    if not (isinstance(run, str) and isinstance(thread, str) and isinstance(ns, str)):
         return None
-    return Entry(*fields)  # type: ignore[arg-type]
+    if not isinstance(id_, str) or not isinstance(parent, str | None):
+        return None
+    return Entry(run, thread, ns, id_, parent)
