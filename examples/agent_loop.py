@@ -9,7 +9,10 @@ and the user's second trip joins the first in the session listing.
 from __future__ import annotations
 
 import asyncio
+import shlex
+import sys
 from datetime import UTC, datetime
+from pathlib import Path
 
 from helix_agents.core import (
     ChatMessage,
@@ -181,7 +184,30 @@ async def main() -> None:
                 f"{summary.id}: {summary.message_count} rows, "
                 f"{summary.pending_approvals} pending approvals"
             )
-    print("\nDone. Run it again to add another trip; delete helix-demo.db* to start over.")
+    print_next_commands(sid)
+
+
+def print_next_commands(sid: str) -> None:
+    """The commands to try next, quoted for a shell in the directory the demo ran in."""
+    here = Path.cwd()
+    cli = Path(sys.executable).parent / "helix-store"  # beside the venv's python
+    if cli.is_relative_to(here):
+        cli = cli.relative_to(here)
+    root = Path(__file__).resolve().parents[1]
+    make = ["make"] if root == here.resolve() else ["make", "-C", str(root)]
+    db = STORE_URL.removeprefix("sqlite:///")
+    print("\nDone. Next, copy and paste any of these:")
+    for command in (
+        shlex.join([str(cli), "sessions", STORE_URL, "--user", USER]),
+        shlex.join([str(cli), "show", STORE_URL, sid]),
+        shlex.join([str(cli), "stats", STORE_URL, "--user", USER]),
+        shlex.join([str(cli), "export", STORE_URL, sid]) + f" > {shlex.quote(sid + '.jsonl')}",
+        shlex.join([*make, "long-run"]),
+        shlex.join([*make, "test"]),
+        f"rm {shlex.quote(db)}*",
+    ):
+        print(f"    {command}")
+    print("Run the demo again to add another trip; the last command starts over.")
 
 
 if __name__ == "__main__":
