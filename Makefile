@@ -69,8 +69,20 @@ bench-quick: $(SYNCED) ## The benchmarks' short mode (a few minutes); results in
 	$(BENCH) --quick
 
 .PHONY: docs
-docs: $(SYNCED) ## Build the documentation site into site/
+docs: $(SYNCED) ## Build the documentation site into site/ (open site/index.html from disk)
 	$(UV) run nox -s docs
+
+.PHONY: docs-serve
+docs-serve: $(SYNCED) ## Serve the docs on http://127.0.0.1:8000, rebuilt on each change
+	NO_MKDOCS_2_WARNING=1 $(UV) run mkdocs serve --dev-addr 127.0.0.1:8000
+
+# Every distribution's wheel, into a fresh dist/: `pip install --find-links dist/ NAME` installs
+# from there (README). uv's build frontend, as repo_tests/test_release.py uses it; no .venv.
+.PHONY: dist
+dist: $(UV) ## Build every distribution's wheel into dist/
+	rm -rf dist
+	$(UV) build --all-packages --wheel --quiet --out-dir dist
+	@ls dist
 
 .PHONY: clean
 clean: ## Remove the environment, caches and build output
