@@ -78,11 +78,13 @@ docs-serve: $(SYNCED) ## Serve the docs on http://127.0.0.1:8000, rebuilt on eac
 
 # Every distribution's wheel, into a fresh dist/: `pip install --find-links dist/ NAME` installs
 # from there (README). uv's build frontend, as repo_tests/test_release.py uses it; no .venv.
+# DIST=elsewhere builds there instead (repo_tests/test_dist.py does).
+DIST ?= dist
 .PHONY: dist
 dist: $(UV) ## Build every distribution's wheel into dist/
-	rm -rf dist
-	$(UV) build --all-packages --wheel --quiet --out-dir dist
-	@ls dist
+	rm -rf $(DIST)
+	$(UV) build --all-packages --wheel --quiet --out-dir $(DIST)
+	@ls $(DIST)
 
 .PHONY: clean
 clean: ## Remove the environment, caches and build output
