@@ -13,12 +13,12 @@ from helix_agents.core import (
     MessagePage,
     SessionNotFoundError,
     ValidationError,
-    open_store,
 )
 from helix_agents.core.backend import decode_message_cursor
 from helix_agents.core.messages import dump_message
 from helix_agents.core.models import PageOrder
 
+from ._open import open_reading
 from ._render import out_console, print_json, short, when
 
 __all__ = ["list_sessions", "show_session"]
@@ -28,7 +28,7 @@ async def list_sessions(
     url: str, user: str, *, first: int, cursor: str | None, as_json: bool
 ) -> None:
     """Print one page of ``user``'s sessions, most recent activity first."""
-    async with open_store(url) as store:
+    async with open_reading(url) as store:
         page = await store.list_sessions(user, first=first, cursor=cursor)
     if as_json:
         print_json(
@@ -106,7 +106,7 @@ async def show_session(
     width: int,
 ) -> None:
     """Print a session's facts and one page of its log, context rows marked."""
-    async with open_store(url) as store:
+    async with open_reading(url) as store:
         info = await store.get_session(session_id)
         if info is None:
             raise SessionNotFoundError(
