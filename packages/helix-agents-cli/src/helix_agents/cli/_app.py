@@ -17,8 +17,9 @@ from ._demo import write_demo
 from ._errors import RedactingFormatter, fail, quiet_closed_pipe, run
 from ._export import export_sessions
 from ._import import import_file
-from ._listing import list_sessions, show_session
+from ._listing import list_sessions
 from ._migrate import migrate_store
+from ._show import show_session
 from ._stats import store_stats
 
 __all__ = ["app", "main"]
