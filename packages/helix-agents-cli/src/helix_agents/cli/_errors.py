@@ -94,8 +94,12 @@ def quiet_closed_pipe() -> NoReturn:
     Whatever is still buffered for stdout goes to ``/dev/null``, so the flush at
     exit raises nothing either.
     """
+    try:
+        fd = sys.stdout.fileno()
+    except (OSError, ValueError):  # not a file (an embedding's StringIO): nothing to flush
+        raise SystemExit(ExitCode.OK) from None
     devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
+    os.dup2(devnull, fd)
     os.close(devnull)
     raise SystemExit(ExitCode.OK)
 
