@@ -37,11 +37,13 @@ class Result:
 Helix = Callable[..., Result]
 
 
-def run_helix(*args: str, cwd: Path | None = None) -> Result:
-    """Run the installed ``helix-store`` with ``args`` and collect its output."""
+def run_helix(*args: str, cwd: Path | None = None, stdin: str = "") -> Result:
+    """Run the installed ``helix-store`` with ``args`` and ``stdin`` as its input (a
+    prompt reads its end: no answer), and collect its output."""
     env = {**os.environ, "COLUMNS": "120", "NO_COLOR": "1", "TERM": "dumb"}
     done = subprocess.run(
         [str(HELIX_STORE), *args],
+        input=stdin,
         capture_output=True,
         text=True,
         env=env,

@@ -28,6 +28,9 @@ COMMANDS: list[tuple[str, ...]] = [
     ("import", "sqlite:///copy.db", "demo.jsonl"),
     ("check", "sqlite:///copy.db", "-k", "SES_1 or MSG_1"),
     ("show", URL, "no-such-session"),
+    ("show", "sqlite:///typo.db", "demo-trip"),
+    ("delete", "sqlite:///copy.db", "demo-trip", "--yes"),
+    ("--version",),
 ]
 # What changes from run to run: times of day and how long things took; and what changes
 # when the suite gains a rule: how many rules `check -k` leaves out (test_cli_check

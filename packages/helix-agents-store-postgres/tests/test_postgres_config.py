@@ -191,3 +191,19 @@ def test_a_malformed_conninfo_never_shows_its_password(conninfo: str) -> None:
         PostgresStateStore(conninfo)
     assert_not_shown("Pw-7531", error=caught.value)
     assert_not_shown("tail", error=caught.value)
+
+
+def test_namespace_in_the_url_is_the_schema_as_the_keyword_is() -> None:
+    """docs/backends/postgres.md: ``schema`` (or ``namespace=``) in the URL."""
+
+    def schema(url: str, **options: Any) -> str:
+        store = open_store(url, **options)
+        assert isinstance(store, PostgresStateStore)
+        return store.schema
+
+    assert schema(f"{URL}?namespace=tenant_1") == schema(URL, namespace="tenant_1") == "tenant_1"
+    assert schema(f"{URL}?namespace=t&schema=t") == "t"
+    assert schema(f"{URL}?namespace=t", namespace="kw") == "kw"
+    error = _refused(f"{URL}?schema=a&namespace=b")
+    assert "'a'" in str(error) and "'b'" in str(error)
+    assert "reserved" in str(_refused(f"{URL}?namespace=pg_catalog"))

@@ -51,6 +51,12 @@ BAD: list[tuple[str, dict[str, Any], str]] = [
     (PLAIN, {"max_connections": -1}, "max_connections"),
     (PLAIN, {"socket_timeout": 1}, "operation_timeout"),
     (f"{PLAIN}?socket_connect_timeout=1", {}, "connect_timeout"),
+    # redis-py reads any text but "no" as true, and checks protocol only when it connects.
+    (f"{PLAIN}?socket_keepalive=abc", {}, "socket_keepalive"),
+    (f"{PLAIN}?protocol=9", {}, "protocol"),
+    # Named as an unknown option, not as redis-py's TypeError of a constructor.
+    (f"{PLAIN}?no_such_option=1", {}, "unknown option 'no_such_option'"),
+    (f"redis+cluster://:{SECRET}@127.0.0.1:7000?no_such=1", {}, "unknown option 'no_such'"),
 ]
 
 

@@ -5,18 +5,21 @@ from __future__ import annotations
 import enum
 import logging
 import sys
+from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from ._check import check_store
+from ._delete import delete_sessions
 from ._demo import write_demo
-from ._errors import RedactingFormatter, fail, run
+from ._errors import RedactingFormatter, fail, quiet_closed_pipe, run
 from ._export import export_sessions
 from ._import import import_file
-from ._listing import list_sessions, show_session
+from ._listing import list_sessions
 from ._migrate import migrate_store
+from ._show import show_session
 from ._stats import store_stats
 
 __all__ = ["app", "main"]
@@ -57,9 +60,24 @@ class _Settings:
     debug = False
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        try:
+            print(f"helix-store {package_version('helix-agents-cli')}", flush=True)
+        except BrokenPipeError:
+            quiet_closed_pipe()
+        raise typer.Exit()
+
+
 @app.callback()
 def _main(
     debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an error.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
 ) -> None:
     _Settings.debug = debug
     if debug:
@@ -81,7 +99,9 @@ def sessions(
 ) -> None:
     """List a user's sessions, most recent activity first, a page at a time."""
     run(
-        list_sessions(url, user, first=first, cursor=cursor, as_json=as_json), debug=_Settings.debug
+        list_sessions(url, user, first=first, cursor=cursor, as_json=as_json),
+        debug=_Settings.debug,
+        url=url,
     )
 
 
@@ -109,6 +129,7 @@ def show(
             width=width,
         ),
         debug=_Settings.debug,
+        url=url,
     )
 
 
@@ -120,7 +141,9 @@ def stats(
     as_json: Json = False,
 ) -> None:
     """Count sessions, rows, context rows, row bytes, records and activity of the scope."""
-    run(store_stats(url, session or [], user or [], as_json=as_json), debug=_Settings.debug)
+    run(
+        store_stats(url, session or [], user or [], as_json=as_json), debug=_Settings.debug, url=url
+    )
 
 
 @app.command()
@@ -132,13 +155,13 @@ def migrate(
     as_json: Json = False,
 ) -> None:
     """Show the schema migrations a SQLite or Postgres store lacks and apply them."""
-    run(migrate_store(url, dry_run=dry_run, as_json=as_json), debug=_Settings.debug)
+    run(migrate_store(url, dry_run=dry_run, as_json=as_json), debug=_Settings.debug, url=url)
 
 
 @app.command("export")
 def export_(url: Url, session: SessionIds = None, user: Users = None) -> None:
     """Write sessions and their records as JSON Lines on stdout (`> file.jsonl`)."""
-    run(export_sessions(url, session or [], user or []), debug=_Settings.debug)
+    run(export_sessions(url, session or [], user or []), debug=_Settings.debug, url=url)
 
 
 @app.command("import")
@@ -148,7 +171,7 @@ def import_(
     as_json: Json = False,
 ) -> None:
     """Import an export file; sessions already imported are left as they are."""
-    run(import_file(url, file, as_json=as_json), debug=_Settings.debug)
+    run(import_file(url, file, as_json=as_json), debug=_Settings.debug, url=url)
 
 
 @app.command()
@@ -163,9 +186,26 @@ def check(
     """Run the contract suite against the live store in throwaway namespaces."""
     try:
         code = check_store(url, select=select, verbose=verbose, as_json=as_json)
+        sys.stdout.flush()
     except Exception as exc:
-        fail(exc, debug=_Settings.debug)
+        fail(exc, debug=_Settings.debug, url=url)
     raise typer.Exit(code)
+
+
+@app.command()
+def delete(
+    url: Url,
+    session: SessionIds = None,
+    user: Users = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Delete without asking.")] = False,
+    as_json: Json = False,
+) -> None:
+    """Delete sessions and everything they hold, after a confirmation (or --yes)."""
+    run(
+        delete_sessions(url, session or [], user or [], yes=yes, as_json=as_json),
+        debug=_Settings.debug,
+        url=url,
+    )
 
 
 @app.command()
@@ -175,9 +215,13 @@ def demo(
     ] = "sqlite:///helix-demo.db",
 ) -> None:
     """Write a small demo session (rows, a context row, a checkpoint, an approval)."""
-    run(write_demo(url), debug=_Settings.debug)
+    run(write_demo(url), debug=_Settings.debug, url=url)
 
 
 def main() -> None:
     """The ``helix-store`` console script."""
-    app()
+    try:
+        app()
+    except BrokenPipeError:
+        # Output the command printed outside a store call (help, --version).
+        quiet_closed_pipe()

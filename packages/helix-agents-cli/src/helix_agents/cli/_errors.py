@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import enum
 import logging
+import os
+import re
 import sys
 import traceback
 from collections.abc import Coroutine
@@ -21,7 +23,15 @@ from helix_agents.core import (
 from helix_agents.core.backend import redact_url
 from helix_agents.core.errors import MigrationError, StoreMisconfiguredError
 
-__all__ = ["CliError", "ExitCode", "RedactingFormatter", "exit_code_of", "fail", "run"]
+__all__ = [
+    "CliError",
+    "ExitCode",
+    "RedactingFormatter",
+    "exit_code_of",
+    "fail",
+    "quiet_closed_pipe",
+    "run",
+]
 
 T = TypeVar("T")
 
@@ -74,28 +84,64 @@ def exit_code_of(exc: BaseException) -> ExitCode:
     return ExitCode.ERROR
 
 
-def fail(exc: BaseException, *, debug: bool) -> NoReturn:
-    """Print ``exc`` as one line on stderr (and its traceback with ``debug``), then exit."""
+# What a store's "lacks migrations" error tells a library user to do, after the names.
+_LIBRARY_HINT = re.compile(r"( lacks migrations [^:]*):.*", re.DOTALL)
+
+
+def quiet_closed_pipe() -> NoReturn:
+    """Exit 0 when stdout's reader left (``helix-store export … | head -1``).
+
+    Whatever is still buffered for stdout goes to ``/dev/null``, so the flush at
+    exit raises nothing either.
+    """
+    try:
+        fd = sys.stdout.fileno()
+    except (OSError, ValueError):  # not a file (an embedding's StringIO): nothing to flush
+        raise SystemExit(ExitCode.OK) from None
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+    raise SystemExit(ExitCode.OK)
+
+
+def _text(exc: BaseException, url: str | None) -> str:
+    if isinstance(exc, CliError):
+        return exc.message
+    if not isinstance(exc, StateStoreError):
+        return f"{type(exc).__name__}: {exc}"
+    message = exc.message
+    if isinstance(exc, MigrationError) and url is not None:
+        # The command line's way to migrate, not the library's `await store.migrate()`.
+        hint = f": run `helix-store migrate {redact_url(url)}`"
+        message = _LIBRARY_HINT.sub(lambda m: m.group(1) + hint, message)
+    return f"{message} [{exc.code}]"
+
+
+def fail(exc: BaseException, *, debug: bool, url: str | None = None) -> NoReturn:
+    """Print ``exc`` as one line on stderr (and its traceback with ``debug``), then exit.
+
+    ``url`` is the command's store, for the hint of a migration error.
+    """
+    if isinstance(exc, BrokenPipeError):
+        quiet_closed_pipe()
     if isinstance(exc, KeyboardInterrupt):
         print("helix-store: interrupted", file=sys.stderr)
         raise SystemExit(ExitCode.INTERRUPTED)
     if debug:
         sys.stderr.write(redact_url("".join(traceback.format_exception(exc))))
-    if isinstance(exc, CliError):
-        text = exc.message
-    elif isinstance(exc, StateStoreError):
-        text = f"{exc.message} [{exc.code}]"
-    else:
-        text = f"{type(exc).__name__}: {exc}"
+    text = _text(exc, url)
     # Store errors already mask secrets; this catches anything else that quoted a URL.
     line = " ".join(redact_url(text).split())
     print(f"helix-store: error: {line}", file=sys.stderr)
     raise SystemExit(exit_code_of(exc))
 
 
-def run(coro: Coroutine[Any, Any, T], *, debug: bool) -> T:
-    """Run a command's coroutine; any error ends the process through :func:`fail`."""
+def run(coro: Coroutine[Any, Any, T], *, debug: bool, url: str | None = None) -> T:
+    """Run a command's coroutine on the store at ``url``; any error ends the process
+    through :func:`fail`."""
     try:
-        return asyncio.run(coro)
+        result = asyncio.run(coro)
+        sys.stdout.flush()  # a closed pipe shows here, not at exit
     except (Exception, KeyboardInterrupt) as exc:
-        fail(exc, debug=debug)
+        fail(exc, debug=debug, url=url)
+    return result

@@ -7,13 +7,14 @@ from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from helix_agents.core import Message, SessionNotFoundError, SessionStateStore, open_store
+from helix_agents.core import Message, SessionNotFoundError, SessionStateStore
 from helix_agents.core.backend import redact_url
 from helix_agents.core.messages import dump_message
 
+from ._open import open_reading
 from ._progress import progress_bar
 from ._records import FORMAT, VERSION, dumps
-from ._scope import session_ids
+from ._scope import check_scope, session_ids
 
 __all__ = ["export_sessions"]
 
@@ -61,8 +62,9 @@ async def _session_records(store: SessionStateStore, sid: str) -> AsyncIterator[
 
 async def export_sessions(url: str, sessions: Sequence[str], users: Sequence[str]) -> None:
     """Write the named sessions and every session of ``users`` to stdout."""
+    check_scope(sessions, users)
     out = sys.stdout
-    async with open_store(url) as store:
+    async with open_reading(url) as store:
         ids = await session_ids(store, sessions, users)
         for sid in sessions:
             # A missing session ends the command before the file has a first line.

@@ -9,12 +9,22 @@ from typing import Any
 
 from rich.console import Console
 
+from ._errors import quiet_closed_pipe
+
 __all__ = ["err_console", "out_console", "print_json", "short", "when"]
+
+
+class _Console(Console):
+    """Rich's console, ending with exit 0 when stdout's reader left (rich exits 1)."""
+
+    def on_broken_pipe(self) -> None:
+        """Called by rich when a write to the console's file raised ``BrokenPipeError``."""
+        quiet_closed_pipe()
 
 
 def out_console() -> Console:
     """The console on stdout; no colour codes when stdout is not a terminal."""
-    return Console(highlight=False)
+    return _Console(highlight=False)
 
 
 def err_console() -> Console:

@@ -13,18 +13,23 @@ from helix_agents.core import SessionStateStore
 
 from ._errors import CliError, ExitCode
 
-__all__ = ["session_ids"]
+__all__ = ["check_scope", "session_ids"]
+
+
+def check_scope(sessions: Sequence[str], users: Sequence[str]) -> None:
+    """A usage error (before any store is opened) unless sessions or users are named."""
+    if not sessions and not users:
+        raise CliError(
+            "name sessions or --user: the store protocol lists sessions per user only",
+            ExitCode.USAGE,
+        )
 
 
 async def session_ids(
     store: SessionStateStore, sessions: Sequence[str], users: Sequence[str]
 ) -> list[str]:
     """``sessions``, then each user's sessions (most recent first), without repeats."""
-    if not sessions and not users:
-        raise CliError(
-            "name sessions or --user: the store protocol lists sessions per user only",
-            ExitCode.USAGE,
-        )
+    check_scope(sessions, users)
     found = dict.fromkeys(sessions)
     for user in users:
         cursor: str | None = None

@@ -6,11 +6,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from helix_agents.core import SessionNotFoundError, open_store
+from helix_agents.core import SessionNotFoundError
 from helix_agents.core.backend import dump_message_json
 
+from ._open import open_reading
 from ._render import out_console, print_json, when
-from ._scope import session_ids
+from ._scope import check_scope, session_ids
 
 __all__ = ["store_stats"]
 
@@ -30,9 +31,10 @@ async def store_stats(
         "undelivered_context_items": 0,
         "undelivered_late_answers": 0,
     }
+    check_scope(sessions, users)
     oldest: datetime | None = None
     newest: datetime | None = None
-    async with open_store(url) as store:
+    async with open_reading(url) as store:
         for sid in await session_ids(store, sessions, users):
             info = await store.get_session(sid)
             if info is None:

@@ -118,6 +118,7 @@ _URL_OPTIONS: dict[str, Callable[[str], Any]] = {
     "check": _flag,
     "timeout": float,
     "schema": str,
+    "namespace": str,
     "auto_migrate": _flag,
     "max_messages": int,
     "operation_timeout": float,
@@ -135,7 +136,7 @@ def split_url(url: str) -> tuple[str, dict[str, Any]]:
     """The libpq URL without the store's own query options, and those options, typed.
 
     Store options (``min_size``, ``max_size``, ``max_idle``, ``max_lifetime``,
-    ``check``, ``timeout``, ``schema``, ``auto_migrate``, ``max_messages``,
+    ``check``, ``timeout``, ``schema`` (or ``namespace``), ``auto_migrate``, ``max_messages``,
     ``operation_timeout``, ``prepare``) are taken out; every other query parameter
     (``sslmode``, ``connect_timeout``, ``application_name``, …) stays for the
     conninfo. A malformed URL or option value is a :class:`ValidationError`
@@ -160,8 +161,21 @@ def split_url(url: str) -> tuple[str, dict[str, Any]]:
             options[key] = convert(value)
         except ValueError:
             raise ValidationError(f"store URL option {key}={value!r} is not valid") from None
+    _namespace_as_schema(options)
     # Percent-encode spaces (libpq does not read "+" as a space).
     return urlunsplit(parts._replace(query=urlencode(rest, quote_via=quote))), options
+
+
+def _namespace_as_schema(options: dict[str, Any]) -> None:
+    """``namespace=`` of a URL is the schema, as ``open_store``'s ``namespace`` keyword is."""
+    if "namespace" not in options:
+        return
+    namespace = options.pop("namespace")
+    if options.setdefault("schema", namespace) != namespace:
+        raise ValidationError(
+            f"store URL options schema={options['schema']!r} and namespace={namespace!r} "
+            f"name different schemas"
+        )
 
 
 def valid_schema(schema: object) -> str:

@@ -9,13 +9,14 @@ from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.cluster import ClusterNode
+from redis.asyncio.connection import URL_QUERY_ARGUMENT_PARSERS, to_bool
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
 from helix_agents.core import ValidationError
 from helix_agents.core.backend import check_userinfo, redact_url
 
-from ._config import Timeouts, refuse_renamed
+from ._config import STORE_QUERY, Timeouts, refuse_renamed
 
 __all__ = ["CLUSTER_SCHEME", "OPTION_ERRORS", "build_client", "describe"]
 
@@ -25,6 +26,8 @@ OPTION_ERRORS = (TypeError, ValueError, OverflowError, AttributeError, LookupErr
 _DB_PATH = re.compile(r"/?(?:\d+)?")
 # ``ssl=`` of a cluster URL: redis-py would pass the string on, and "false" is truthy.
 _FLAGS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
+_UNKNOWN = re.compile(r"unexpected keyword argument '([^']*)'")
+_PROTOCOLS = ("2", "3")
 T = TypeVar("T")
 
 
@@ -47,6 +50,7 @@ def build_client(url: str, timeouts: Timeouts, options: dict[str, Any]) -> Redis
     }
     shown = describe(url)
     parts = _checked(lambda: urlsplit(url), shown)
+    _check_query(parts.query, shown)
     scheme = parts.scheme.lower()
     if scheme in ("redis", "rediss", "unix"):
         if scheme != "unix":
@@ -94,11 +98,29 @@ def _cluster_tls(query: str, settings: dict[str, Any], shown: str) -> str:
     return urlencode([(name, value) for name, value in pairs if name != "ssl"])
 
 
+def _check_query(query: str, shown: str) -> None:
+    """The values redis-py reads loosely (any text but "no" is true) or checks only when it
+    connects (``protocol``)."""
+    for name, value in parse_qsl(query, keep_blank_values=True):
+        if URL_QUERY_ARGUMENT_PARSERS.get(name) is to_bool and value.lower() not in _FLAGS:
+            raise ValidationError(
+                f"Redis URL {shown!r}: option {name}={value!r} is not true or false"
+            )
+        if name == "protocol" and value not in _PROTOCOLS:
+            raise ValidationError(f"Redis URL {shown!r}: option protocol={value!r} is not 2 or 3")
+
+
 def _checked(build: Callable[[], T], shown: str) -> T:
     try:
         return build()
     except OPTION_ERRORS as exc:
-        reason = f"{type(exc).__name__}: {exc}"
+        unknown = _UNKNOWN.search(str(exc)) if isinstance(exc, TypeError) else None
+        reason = (
+            f"unknown option {unknown.group(1)!r} (neither the store's: "
+            f"{', '.join(STORE_QUERY)}, nor a redis-py connection option)"
+            if unknown
+            else str(exc) or type(exc).__name__
+        )
     # Raised outside the handler: nothing of the URL is kept in the chain.
     raise ValidationError(f"Redis store options for {shown!r} are not valid: {reason}")
 

@@ -18,6 +18,7 @@ __all__ = [
     "CONNECT_TIMEOUT",
     "OPERATION_TIMEOUT",
     "RENAMED",
+    "STORE_QUERY",
     "StoreOptions",
     "Timeouts",
     "refuse_renamed",
@@ -28,7 +29,7 @@ __all__ = [
 OPERATION_TIMEOUT = 10.0
 CONNECT_TIMEOUT = 5.0
 # Options of the store itself; any other URL query argument goes to redis-py.
-_STORE_QUERY = ("key_prefix", "idle_ttl", "max_messages", "operation_timeout", "connect_timeout")
+STORE_QUERY = ("key_prefix", "idle_ttl", "max_messages", "operation_timeout", "connect_timeout")
 _INT_QUERY = ("max_messages",)
 # redis-py's names for what operation_timeout and connect_timeout set: one name each.
 RENAMED = {"socket_timeout": "operation_timeout", "socket_connect_timeout": "connect_timeout"}
@@ -116,7 +117,7 @@ def _split(parts: Any) -> tuple[str, dict[str, Any]]:
     query = parse_qsl(parts.query, keep_blank_values=True)
     refuse_renamed(name for name, _ in query)
     for name, value in query:
-        if name not in _STORE_QUERY:
+        if name not in STORE_QUERY:
             rest.append((name, value))
         elif name == "key_prefix":
             ours[name] = value

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 from helix_agents.core import ValidationError
 from helix_agents.core.backend import check_text, redact_url
@@ -25,7 +25,8 @@ Synchronous = Literal["OFF", "NORMAL", "FULL", "EXTRA"]
 _SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
 _NAMESPACE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _MEMORY = (":memory:", "")
-OPTIONS = frozenset({"busy_timeout", "clock", "max_messages", "synchronous"})
+_MODES = {"ro": True, "rwc": False}  # SQLite's URI modes a store can use
+OPTIONS = frozenset({"busy_timeout", "clock", "max_messages", "read_only", "synchronous"})
 """The keyword options of :class:`~helix_agents.store_sqlite.SQLiteStateStore`."""
 
 
@@ -36,12 +37,15 @@ class SQLiteConfig:
     ``busy_timeout`` is how long (seconds) a writer waits for another
     connection's write lock; ``synchronous`` is SQLite's ``PRAGMA synchronous``
     (``NORMAL``: a commit survives a crash of the process, ``FULL``: also a
-    power loss, at the cost of one fsync per commit).
+    power loss, at the cost of one fsync per commit). ``read_only`` opens an
+    existing file with SQLite's ``mode=ro``: nothing is created or migrated,
+    and every write is refused.
     """
 
     path: str
     busy_timeout: float = 5.0
     synchronous: Synchronous = "NORMAL"
+    read_only: bool = False
 
     def __post_init__(self) -> None:
         check_text(self.path, "SQLite path")
@@ -63,6 +67,14 @@ class SQLiteConfig:
             raise ValidationError(
                 f"synchronous {self.synchronous!r} is not one of {', '.join(_SYNCHRONOUS)}"
             )
+        if not isinstance(self.read_only, bool):
+            raise ValidationError(f"read_only {self.read_only!r} is not a boolean")
+
+    def database(self) -> tuple[str, bool]:
+        """What ``sqlite3.connect`` opens, and whether it is a URI (``mode=ro`` when read-only)."""
+        if not self.read_only:
+            return self.path, False
+        return f"file:{quote(self.path, safe='/')}?mode=ro", True
 
 
 def parse_url(url: str) -> tuple[str, dict[str, str]]:
@@ -85,11 +97,11 @@ def parse_url(url: str) -> tuple[str, dict[str, str]]:
         raise ValidationError(f"SQLite URL {shown!r} names no file (try sqlite:///agent.db)")
     path = path[1:]
     query = dict(parse_qsl(parts.query, keep_blank_values=True))
-    unknown = set(query) - {"busy_timeout", "synchronous"}
+    unknown = set(query) - {"busy_timeout", "mode", "synchronous"}
     if unknown:
         raise ValidationError(
             f"SQLite URL {shown!r}: unknown option(s) {', '.join(sorted(unknown))} "
-            f"(known: busy_timeout, synchronous)"
+            f"(known: busy_timeout, mode, synchronous)"
         )
     return path, query
 
@@ -118,6 +130,12 @@ def options_from_query(query: dict[str, str]) -> dict[str, object]:
             ) from None
     if "synchronous" in query:
         options["synchronous"] = query["synchronous"].upper()
+    if "mode" in query:
+        if query["mode"] not in _MODES:
+            raise ValidationError(
+                f"mode {query['mode']!r} is not ro (read-only) or rwc (read, write, create)"
+            )
+        options["read_only"] = _MODES[query["mode"]]
     return options
 
 

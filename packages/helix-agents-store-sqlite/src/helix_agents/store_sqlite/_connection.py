@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import queue
 import sqlite3
 import threading
@@ -19,9 +20,10 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from helix_agents.core import StoreUnavailableError, ValidationError
+from helix_agents.core.errors import MigrationError
 
 from ._config import SQLiteConfig
-from .schema import apply_migrations, shipped_migrations
+from .schema import apply_migrations, lacking_migrations, shipped_migrations
 
 __all__ = ["Connection", "Work", "unavailable"]
 
@@ -111,8 +113,16 @@ class Connection:
 
     def _connect(self) -> sqlite3.Connection:
         config = self.config
-        db = sqlite3.connect(config.path, isolation_level=None, timeout=config.busy_timeout)
+        if config.read_only and not os.path.isfile(config.path):
+            raise ValidationError(
+                f"no such database file {config.path!r}: a read-only SQLite store "
+                f"(mode=ro) opens an existing file only"
+            )
+        database, uri = config.database()
+        db = sqlite3.connect(database, isolation_level=None, timeout=config.busy_timeout, uri=uri)
         try:
+            if config.read_only:
+                _check_read_only(db, config.path)
             if self.writer:
                 mode = _turn_on_wal(db, config.busy_timeout)
                 if mode != "wal":
@@ -125,6 +135,16 @@ class Connection:
             db.close()
             raise
         return db
+
+
+def _check_read_only(db: sqlite3.Connection, path: str) -> None:
+    """A read-only store cannot migrate: the file must have every shipped migration."""
+    lacking = lacking_migrations(db, path)
+    if lacking:
+        raise MigrationError(
+            f"SQLite database {path!r} lacks migrations {', '.join(lacking)}: "
+            f"a read-only store (mode=ro) cannot apply them"
+        )
 
 
 def _settle(future: asyncio.Future[Any], done: Callable[[Any], None], outcome: Any) -> None:

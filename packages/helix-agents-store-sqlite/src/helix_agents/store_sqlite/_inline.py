@@ -38,10 +38,10 @@ MISSED = _Missed()
 class InlineReader:
     """A read-only connection of the thread that opened it (the event loop's)."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, database: str, uri: bool = False) -> None:
         # timeout=0: a lock held elsewhere sends the read to the reader's thread,
         # which waits busy_timeout for it, instead of blocking the event loop here.
-        self._conn = sqlite3.connect(path, isolation_level=None, timeout=0)
+        self._conn = sqlite3.connect(database, isolation_level=None, timeout=0, uri=uri)
         self._deadline = 0.0
         try:
             self._conn.execute("PRAGMA query_only = 1")

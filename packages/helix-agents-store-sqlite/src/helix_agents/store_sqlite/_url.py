@@ -13,9 +13,10 @@ __all__ = ["open_url"]
 def open_url(url: str, *, namespace: str | None = None, **options: Any) -> SQLiteStateStore:
     """The store for ``sqlite:///relative.db`` or ``sqlite:////absolute.db`` (not yet opened).
 
-    ``?busy_timeout=<seconds>&synchronous=<NORMAL|FULL>`` set those options;
-    keyword ``options`` win over the URL's. ``namespace`` keeps the data in a
-    sibling file: ``agent.db`` becomes ``agent.<namespace>.db``.
+    ``?busy_timeout=<seconds>&synchronous=<NORMAL|FULL>`` set those options, and
+    ``?mode=ro`` the ``read_only`` one; keyword ``options`` win over the URL's.
+    ``namespace`` keeps the data in a sibling file: ``agent.db`` becomes
+    ``agent.<namespace>.db``.
     """
     path, query = parse_url(url)
     check_options(options)

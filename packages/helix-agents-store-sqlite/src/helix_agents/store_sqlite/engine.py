@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Literal, TypeVar, cast
 
-from helix_agents.core import JsonObject, StoreUnavailableError
+from helix_agents.core import JsonObject, StoreUnavailableError, ValidationError
 from helix_agents.core.backend import Changes, Engine, NewSession, Refused, Snapshot, Want
 from helix_agents.core.models import SessionSummary
 
@@ -43,13 +43,18 @@ class SQLiteEngine(Engine):
         self._inline: InlineReader | None = None
 
     async def open(self) -> None:
-        """Open the writer (WAL, migrations), the reader and the inline connection."""
+        """Open the writer (WAL, migrations), the reader and the inline connection.
+
+        A read-only store opens no writer, and refuses a file that does not exist
+        or lacks a migration.
+        """
         try:
-            self._writer = Connection(self.config, writer=True)
-            await self._writer.open()
+            if not self.config.read_only:
+                self._writer = Connection(self.config, writer=True)
+                await self._writer.open()
             self._reader = Connection(self.config, writer=False)
             await self._reader.open()
-            self._inline = InlineReader(self.config.path)
+            self._inline = InlineReader(*self.config.database())
         except BaseException as exc:
             await self.close()
             if isinstance(exc, sqlite3.Error):
@@ -66,6 +71,7 @@ class SQLiteEngine(Engine):
 
     async def migrate(self) -> None:
         """Apply the pending migrations to the file (opening does it too)."""
+        self._refuse_if_read_only()
         await asyncio.to_thread(migrate, self.config.path)
 
     async def pending_migrations(self) -> list[str]:
@@ -80,7 +86,15 @@ class SQLiteEngine(Engine):
         return await self._on(self._reader).run(work)
 
     async def _write(self, work: Work[_T]) -> _T:
+        self._refuse_if_read_only()
         return await self._on(self._writer).run(work)
+
+    def _refuse_if_read_only(self) -> None:
+        if self.config.read_only:
+            raise ValidationError(
+                f"the SQLite store on {self.config.path!r} is read-only (mode=ro): "
+                f"writes are refused"
+            )
 
     def _on(self, connection: Connection | None) -> Connection:
         if connection is None:

@@ -145,6 +145,11 @@ def _check(db: sqlite3.Connection, path: str, migrations: list[Migration]) -> li
     return [m for m in migrations if m.version not in recorded]
 
 
+def lacking_migrations(db: sqlite3.Connection, path: str) -> list[str]:
+    """The shipped migrations the open file ``db`` lacks, read in a transaction of its own."""
+    return [m.name for m in _pending(db, path, shipped_migrations())]
+
+
 def database_file(url: str, namespace: str | None = None) -> str:
     """The file ``open_store(url, namespace=namespace)`` keeps its data in (a malformed
     URL or namespace is a :class:`~helix_agents.core.ValidationError`)."""
@@ -164,7 +169,7 @@ def pending_migrations(path: str | os.PathLike[str]) -> list[str]:
     if not Path(file).exists():
         return migration_names()
     with _connected(file) as db:
-        return [m.name for m in _pending(db, file, shipped_migrations())]
+        return lacking_migrations(db, file)
 
 
 def migrate(

@@ -22,7 +22,8 @@ class SQLiteStateStore(StoreBase):
     mode, migrations). ``max_messages`` keeps the newest N rows of each session;
     ``busy_timeout`` (seconds) bounds the wait for another writer;
     ``synchronous`` is ``NORMAL`` (survives a process crash) or ``FULL`` (also a
-    power loss).
+    power loss). ``read_only`` opens an existing, migrated file only and refuses
+    every write with :class:`~helix_agents.core.ValidationError`.
     """
 
     def __init__(
@@ -32,6 +33,7 @@ class SQLiteStateStore(StoreBase):
         max_messages: int | None = None,
         busy_timeout: float = 5.0,
         synchronous: Synchronous = "NORMAL",
+        read_only: bool = False,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
         try:
@@ -40,7 +42,7 @@ class SQLiteStateStore(StoreBase):
             raise ValidationError(
                 f"SQLite path must be a str or path, got {type(path).__name__}"
             ) from None
-        self.config = SQLiteConfig(file, busy_timeout, synchronous)
+        self.config = SQLiteConfig(file, busy_timeout, synchronous, read_only)
         super().__init__(SQLiteEngine(self.config), max_messages=max_messages, clock=clock)
 
     @property

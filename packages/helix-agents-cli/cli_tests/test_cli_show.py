@@ -1,0 +1,119 @@
+"""``show`` prints every kind of row and every record a session holds."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from helix_agents.core import (
+    ChatMessage,
+    Checkpoint,
+    MessageCommit,
+    ScopedStateDelta,
+    open_store,
+)
+
+from .conftest import Helix
+from .seed import T0
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_show_lists_the_records_of_a_session(helix: Helix, seeded: str) -> None:
+    shown = helix("show", seeded, "chat", "--json")
+    assert shown.code == 0, shown.err
+    data = json.loads(shown.out)
+    assert data["checkpoints"] == {"count": 1, "latest": ["cp-1"]}
+    assert [a["approval_id"] for a in data["pending_approvals"]] == ["ap-1"]
+    # mem-1 was delivered by the commit; note-1 was recorded after it.
+    assert [i["key"] for i in data["undelivered_context_items"]] == ["note-1"]
+    assert [a["call_id"] for a in data["undelivered_late_answers"]] == ["c0"]
+    assert data["scoped_state"] == {} and data["langgraph_checkpoints"] == 0
+    assert data["messages"][2]["calls"] == [{"name": "search", "arguments": "{}"}]
+    table = helix("show", seeded, "chat", "--width", "200")
+    assert table.code == 0, table.err
+    lines = table.out.splitlines()
+    assert "checkpoints:   1 (latest: cp-1)" in lines
+    assert 'approvals:     ap-1 book({"train": "9:04"})' in lines
+    assert "context items: note-1 (notice)" in lines
+    assert "late answers:  c0 weather" in lines
+    assert "search({})" in table.out and "null" not in table.out
+
+
+OPENAI_CALL = {
+    "type": "function_call",
+    "name": "get_weather",
+    "arguments": '{"city": "Lyon"}',
+    "call_id": "call-9",
+}
+OPENAI_RESULT = {"type": "function_call_output", "call_id": "call-9", "output": "12 C"}
+ADK_CALL = {
+    "author": "planner",
+    "content": {
+        "role": "model",
+        "parts": [{"function_call": {"name": "lookup", "args": {"q": 1}}}],
+    },
+}
+
+
+def _provider_row(field: str, value: dict[str, Any], role: str = "assistant") -> ChatMessage:
+    """A row as the adapters write it: the item or event as JSON text in a provider field."""
+    return ChatMessage.model_validate({"role": role, "content": None, field: json.dumps(value)})
+
+
+async def test_show_reads_tool_calls_of_adapter_rows_and_session_state(
+    helix: Helix, sqlite_url: str
+) -> None:
+    async with open_store(sqlite_url) as store:
+        await store.create_session("mixed")
+        await store.append_messages(
+            "mixed",
+            MessageCommit(
+                messages=(
+                    _provider_row("openai_item", OPENAI_CALL),
+                    _provider_row("openai_item", OPENAI_RESULT, role="tool"),
+                    _provider_row("adk_event", ADK_CALL),
+                ),
+                scoped_state=(ScopedStateDelta(scope="session", changes={"city": "Lyon"}),),
+            ),
+        )
+    data = json.loads(helix("show", sqlite_url, "mixed", "--json").out)
+    assert [m["calls"] for m in data["messages"]] == [
+        [{"name": "get_weather", "arguments": '{"city": "Lyon"}'}],
+        [],
+        [{"name": "lookup", "arguments": {"q": 1}}],
+    ]
+    assert data["scoped_state"] == {"city": "Lyon"}
+    table = helix("show", sqlite_url, "mixed", "--width", "200")
+    assert table.code == 0, table.err
+    assert 'get_weather({"city": "Lyon"})' in table.out
+    assert "call-9 → 12 C" in table.out
+    assert 'lookup({"q": 1})' in table.out
+    assert 'session state: {"city": "Lyon"}' in table.out.splitlines()
+    assert "null" not in table.out
+
+
+async def test_a_langgraph_thread_is_named_with_its_checkpoints(
+    helix: Helix, sqlite_url: str
+) -> None:
+    async with open_store(sqlite_url) as store:
+        await store.create_session("thread-1")
+        for n in range(3):
+            await store.save_checkpoint(
+                "thread-1",
+                Checkpoint(
+                    checkpoint_id=f"c\x1f\x1fcp-{n}",
+                    run_id="graph",
+                    message_count=0,
+                    state={"n": n},
+                    created_at=T0.replace(second=n),
+                ),
+            )
+    table = helix("show", sqlite_url, "thread-1")
+    assert table.code == 0, table.err
+    assert "rows:          LangGraph thread with 3 checkpoints" in table.out.splitlines()
+    assert "latest: c␟␟cp-2, c␟␟cp-1, c␟␟cp-0" in table.out
+    data = json.loads(helix("show", sqlite_url, "thread-1", "--json").out)
+    assert data["langgraph_checkpoints"] == 3 and data["checkpoints"]["count"] == 3
