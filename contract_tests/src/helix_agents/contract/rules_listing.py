@@ -53,7 +53,8 @@ class ListingRules:
         ids = [*_IDS, *(f"n{n:02d}" for n in range(8))]
         owners = [None, "u1", "u2"]
         for n, sid in enumerate(ids):
-            await store.create_session(sid, user_id=owners[n % 3], metadata={"n": n})
+            metadata: dict[str, Any] = {"n": n, "tags": [n]}
+            await store.create_session(sid, user_id=owners[n % 3], metadata=metadata)
         await store.append_messages("b", commit(user(), user()))
         await store.add_pending_approvals("a", [approval("ap1")])
         expected = sorted(ids)
@@ -74,6 +75,10 @@ class ListingRules:
                 info.message_count,
             )
             assert listed.pending_approvals == (1 if listed.id == "a" else 0)
+            tags = listed.metadata["tags"]
+            assert isinstance(tags, list)
+            tags.append("changed")  # a copy: the stored metadata stays
+        assert (await store.list_all_sessions(first=1)).sessions[0].metadata["tags"] == [12]
 
     @rule("LST-2", requires="shared_instances")
     async def test_LST_2_a_walk_survives_creates_and_deletes(

@@ -127,17 +127,16 @@ class MemoryEngine(Engine):
         until ``limit`` or the end)."""
         page: list[ListedSession] = []
         while len(page) < limit:
-            asked = limit - len(page)
-            ids = self.data.listing.page_ids(after_id, asked)
+            ids = self.data.listing.page_ids(after_id, limit - len(page))
+            if not ids:
+                break
+            after_id = ids[-1]
             for session_id in ids:
                 session = self._live(session_id)
                 if session is not None:
                     with session.lock:
                         if not session.deleted:
                             page.append(listed_of(session))
-            if len(ids) < asked:
-                break
-            after_id = ids[-1]
         return page
 
     async def scoped_state(self, scope: str, owner: str) -> JsonObject:

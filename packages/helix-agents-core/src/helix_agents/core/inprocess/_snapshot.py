@@ -47,7 +47,7 @@ def snapshot_of(s: SessionRecords, want: Want) -> Snapshot:
         user_id=s.user_id,
         created_at=s.created_at,
         last_activity_at=s.last_activity_at,
-        metadata=copy.deepcopy(s.metadata),
+        metadata=s.metadata,  # validation copies it, nested containers too
         message_count=count,
         first_index=first,
         ui_count=s.ui_count,
@@ -120,5 +120,5 @@ def listed_of(s: SessionRecords) -> ListedSession:
         last_activity_at=s.last_activity_at,
         message_count=s.message_count,
         pending_approvals=len(s.approvals),
-        metadata=copy.deepcopy(s.metadata),
+        metadata=s.metadata,  # validation copies it, nested containers too
     )
