@@ -26,6 +26,7 @@ def test_every_spec_rule_id_has_a_test() -> None:
         "CMT": 1,
         "SCS": 5,
         "ENG": 2,
+        "LST": 5,
     }
     expected = {f"{g}-{n}" for g, count in groups.items() for n in range(1, count + 1)}
     assert set(RULE_IDS) == expected

@@ -30,11 +30,12 @@ from helix_agents.core.backend import (
     Want,
     apply_changes,
     copy_prefix,
+    listed_of,
     snapshot_of,
     summary_of,
     utcnow,
 )
-from helix_agents.core.models import SessionSummary
+from helix_agents.core.models import ListedSession, SessionSummary
 
 __all__ = ["JsonDocumentEngine", "JsonDocumentStore"]
 
@@ -116,6 +117,11 @@ class JsonDocumentEngine(Engine):
         if after is not None:
             mine = [r for r in mine if _order(r.last_activity_at, r.id) > _order(*after)]
         return [summary_of(r) for r in mine[:limit]]
+
+    async def list_all(self, after_id: str | None, limit: int) -> Sequence[ListedSession]:
+        """The next ids in order, by a sort of every key (a database would range-scan)."""
+        ids = sorted(i for i in self.documents if after_id is None or i > after_id)[:limit]
+        return [listed_of(r) for r in map(self._load, ids) if r is not None]
 
     async def scoped_state(self, scope: str, owner: str) -> JsonObject:
         """The app or user map, ``{}`` if never written."""

@@ -127,6 +127,13 @@ async def test_idle_ttl_expires_the_whole_idle_session_and_nothing_else(
         assert [s.id for s in listed.sessions] == ["busy", "kept"]
         assert await store.client.zscore(index, "idle") is None
         assert not await store.client.hexists(index + ":sum", "idle")  # and its summary
+        # So does the store-wide listing, from its own index (no TTL of its own).
+        every = store.options.keys.every
+        assert await store.client.zscore(every, "idle") == 0
+        assert await store.client.pttl(every) == -1
+        everyone = await store.list_all_sessions()
+        assert [s.id for s in everyone.sessions] == ["busy", "kept"]
+        assert await store.client.zscore(every, "idle") is None
         # The id is free again, and the new session inherits nothing.
         await store.create_session("idle", user_id="u")
         assert await store.get_message_count("idle") == 0

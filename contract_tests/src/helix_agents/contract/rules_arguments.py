@@ -76,6 +76,23 @@ _BAD_CALLS: list[tuple[str, list[Any], BadCall]] = [
     ),
     ("page_messages(cursor)", BAD_VALUES, lambda s, sid, uid, b: s.page_messages(sid, cursor=b)),
     ("list_sessions(cursor)", BAD_VALUES, lambda s, sid, uid, b: s.list_sessions(uid, cursor=b)),
+    ("list_all_sessions(first)", BAD_INTS, lambda s, sid, uid, b: s.list_all_sessions(first=b)),
+    (
+        "list_all_sessions(cursor)",
+        BAD_VALUES,
+        lambda s, sid, uid, b: s.list_all_sessions(cursor=b),
+    ),
+    ("list_all_sessions(user_id)", BAD_IDS, lambda s, sid, uid, b: s.list_all_sessions(user_id=b)),
+    (
+        "list_all_sessions(active_since)",
+        BAD_VALUES,
+        lambda s, sid, uid, b: s.list_all_sessions(active_since=b),
+    ),
+    (
+        "list_all_sessions(metadata)",
+        [5, "x", [1, 2], {1: 2}, {"x": float("nan")}],
+        lambda s, sid, uid, b: s.list_all_sessions(metadata=b),
+    ),
     (
         "create_session(metadata)",
         [5, "x", [1, 2], {1: 2}, {"x": float("nan")}],
@@ -147,6 +164,7 @@ def _unopened_calls(sid: str, uid: str) -> list[tuple[str, Call]]:
     calls += [
         ("create_session()", lambda s: s.create_session()),
         ("list_sessions(uid)", lambda s: s.list_sessions(uid)),
+        ("list_all_sessions()", lambda s: s.list_all_sessions(user_id=uid)),
         ("get_scoped_state(uid)", lambda s: s.get_scoped_state("user", uid)),
         *_calls_on(sid, uid),
         *_context_calls(sid),

@@ -22,6 +22,7 @@ from .rules_fidelity import FidelityRules
 from .rules_handles import HandleRules
 from .rules_inputs import InputRules
 from .rules_interplay import InterplayRules
+from .rules_listing import ListingRules
 from .rules_messages import MessageRules
 from .rules_paging import PagingRules
 from .rules_queues import QueueRules
@@ -40,6 +41,7 @@ class SessionStoreContract(
     SessionRules,
     MessageRules,
     PagingRules,
+    ListingRules,
     ScaleRules,
     InterplayRules,
     FidelityRules,

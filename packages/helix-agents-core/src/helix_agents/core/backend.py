@@ -17,6 +17,7 @@ from .inprocess import (
     SharedMerge,
     apply_changes,
     copy_prefix,
+    listed_of,
     snapshot_of,
     summary_of,
 )
@@ -62,6 +63,7 @@ __all__ = [
     "dump_message_json",
     "encode_message_cursor",
     "head_of",
+    "listed_of",
     "parse_message_json",
     "parse_messages_json",
     "check_userinfo",

@@ -16,8 +16,10 @@ from .models import PageOrder
 
 __all__ = [
     "MAX_CURSOR_CHARS",
+    "decode_all_cursor",
     "decode_message_cursor",
     "decode_sessions_cursor",
+    "encode_all_cursor",
     "encode_message_cursor",
     "encode_sessions_cursor",
 ]
@@ -98,3 +100,24 @@ def decode_sessions_cursor(user_id: str, cursor: str) -> tuple[datetime, str]:
             f"than {user_id!r}"
         ) from None
     return at, sid
+
+
+def encode_all_cursor(filters: str, session_id: str) -> str:
+    """A cursor for the store-wide listing under ``filters`` (their fingerprint), after
+    ``session_id``."""
+    return _encode({"v": 1, "k": "all", "f": filters, "id": session_id})
+
+
+def decode_all_cursor(filters: str, cursor: str) -> str:
+    """The id of the last session the previous page covered; :class:`ValidationError` if the
+    cursor is malformed or came from a listing with other filters (or a user's listing)."""
+    payload = _decode(cursor, "session listing", None)
+    try:
+        if payload.get("k") != "all" or payload.get("f") != filters:
+            raise ValueError
+        return check_id(payload["id"], "cursor session id")
+    except (KeyError, TypeError, ValueError):
+        raise ValidationError(
+            f"listing cursor {_shown(cursor)} is malformed or belongs to a listing with "
+            f"other filters"
+        ) from None

@@ -25,6 +25,8 @@ __all__ = [
     "Scope",
     "ScopedStateDelta",
     "SessionInfo",
+    "ListedSession",
+    "ListedSessionsPage",
     "SessionSummary",
     "SessionsPage",
     "StartRun",
@@ -161,6 +163,21 @@ class SessionsPage(_Value):
     """A page of :class:`SessionSummary`, newest activity first."""
 
     sessions: tuple[SessionSummary, ...]
+    next_cursor: str | None
+
+
+class ListedSession(SessionSummary):
+    """One entry of the store-wide listing: a summary with the session's owner and
+    metadata."""
+
+    user_id: str | None
+    metadata: JsonObject = Field(default_factory=dict)
+
+
+class ListedSessionsPage(_Value):
+    """A page of the store-wide listing (:class:`ListedSession`), by session id ascending."""
+
+    sessions: tuple[ListedSession, ...]
     next_cursor: str | None
 
 

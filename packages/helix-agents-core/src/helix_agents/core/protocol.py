@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from types import TracebackType
 from typing import Protocol, Self, runtime_checkable
+
+from pydantic import JsonValue
 
 from .messages import JsonObject, Message
 from .models import (
@@ -12,6 +15,7 @@ from .models import (
     Checkpoint,
     CommitResult,
     LateAnswer,
+    ListedSessionsPage,
     MessageCommit,
     MessagePage,
     PageOrder,
@@ -84,6 +88,28 @@ class SessionStateStore(Protocol):
         self, user_id: str, *, first: int = 20, cursor: str | None = None
     ) -> SessionsPage:
         """A user's sessions, most recent activity first, ties by id."""
+        ...
+
+    async def list_all_sessions(
+        self,
+        *,
+        first: int = 20,
+        cursor: str | None = None,
+        user_id: str | None = None,
+        active_since: datetime | None = None,
+        metadata: Mapping[str, JsonValue] | None = None,
+    ) -> ListedSessionsPage:
+        """Every session of the store, by session id ascending (code point order), as pages
+        of ``first`` (1..500) :class:`ListedSession`; follow ``next_cursor`` until ``None``.
+
+        The cursor is the last id covered, so a walk never repeats a session nor skips
+        one that existed for the whole walk, whatever is written meanwhile. Filters: the
+        owner ``user_id``, last activity at or after ``active_since`` (timezone-aware), and
+        each top-level ``metadata`` key equal (as JSON) to the given value. With filters a
+        page may hold fewer than ``first`` sessions yet carry a cursor: a call reads a
+        bounded number of sessions. A bad argument, or a cursor that is malformed or from
+        a listing with other filters, is a ``ValidationError``.
+        """
         ...
 
     # Scoped state (docs/scoped-state.md)

@@ -24,6 +24,7 @@ from .models import (
     Checkpoint,
     CommitResult,
     LateAnswer,
+    ListedSession,
     PendingApproval,
     RunInfo,
     SessionSummary,
@@ -268,6 +269,12 @@ class Engine(ABC):
     ) -> Sequence[SessionSummary]:
         """Up to ``limit`` of the user's sessions after ``after``: newest activity first,
         ties by id."""
+
+    @abstractmethod
+    async def list_all(self, after_id: str | None, limit: int) -> Sequence[ListedSession]:
+        """Up to ``limit`` sessions whose id sorts after ``after_id`` (``None``: from the
+        first), by id ascending in code point order (UTF-8 bytes); fewer only at the end.
+        Sessions gone (deleted, expired) are never listed."""
 
     @abstractmethod
     async def scoped_state(self, scope: str, owner: str) -> JsonObject:

@@ -17,10 +17,11 @@ from helix_agents.core.backend import (
     Want,
     apply_changes,
     copy_prefix,
+    listed_of,
     snapshot_of,
     summary_of,
 )
-from helix_agents.core.models import SessionSummary
+from helix_agents.core.models import ListedSession, SessionSummary
 
 from ._state import MemoryData, SessionData
 
@@ -119,6 +120,23 @@ class MemoryEngine(Engine):
                 with session.lock:
                     if not session.deleted:
                         page.append(summary_of(session))
+        return page
+
+    async def list_all(self, after_id: str | None, limit: int) -> Sequence[ListedSession]:
+        """A page of the id index, skipping sessions deleted meanwhile (and reading on
+        until ``limit`` or the end)."""
+        page: list[ListedSession] = []
+        while len(page) < limit:
+            ids = self.data.listing.page_ids(after_id, limit - len(page))
+            if not ids:
+                break
+            after_id = ids[-1]
+            for session_id in ids:
+                session = self._live(session_id)
+                if session is not None:
+                    with session.lock:
+                        if not session.deleted:
+                            page.append(listed_of(session))
         return page
 
     async def scoped_state(self, scope: str, owner: str) -> JsonObject:

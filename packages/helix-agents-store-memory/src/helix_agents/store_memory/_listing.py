@@ -1,4 +1,5 @@
-"""Each user's sessions in listing order, kept up to date on every write."""
+"""Each user's sessions in listing order, kept up to date on every write; and every
+session's id in order, for the store-wide listing (changed on create and delete only)."""
 
 from __future__ import annotations
 
@@ -23,18 +24,32 @@ class Listing:
     def __init__(self) -> None:
         self._keys: dict[str, list[tuple[int, str]]] = {}
         self._locks: dict[str, threading.Lock] = {}
+        self._ids: list[str] = []
+        self._ids_lock = threading.Lock()
 
     def _lock(self, user_id: str) -> threading.Lock:
         return self._locks.setdefault(user_id, threading.Lock())
 
     def add(self, user_id: str | None, at: datetime, session_id: str) -> None:
         """List a new session."""
+        with self._ids_lock:
+            bisect.insort(self._ids, session_id)
+        self._place(user_id, at, session_id)
+
+    def remove(self, user_id: str | None, at: datetime, session_id: str) -> None:
+        """Stop listing a deleted session."""
+        with self._ids_lock:
+            i = bisect.bisect_left(self._ids, session_id)
+            if i < len(self._ids) and self._ids[i] == session_id:
+                del self._ids[i]
+        self._unplace(user_id, at, session_id)
+
+    def _place(self, user_id: str | None, at: datetime, session_id: str) -> None:
         if user_id is not None:
             with self._lock(user_id):
                 bisect.insort(self._keys.setdefault(user_id, []), _key(at, session_id))
 
-    def remove(self, user_id: str | None, at: datetime, session_id: str) -> None:
-        """Stop listing a deleted session."""
+    def _unplace(self, user_id: str | None, at: datetime, session_id: str) -> None:
         if user_id is not None:
             with self._lock(user_id):
                 keys = self._keys.get(user_id, [])
@@ -45,8 +60,8 @@ class Listing:
     def move(self, user_id: str | None, old: datetime, new: datetime, session_id: str) -> None:
         """Re-place a session whose activity moved from ``old`` to ``new``."""
         if user_id is not None and old != new:
-            self.remove(user_id, old, session_id)
-            self.add(user_id, new, session_id)
+            self._unplace(user_id, old, session_id)
+            self._place(user_id, new, session_id)
 
     def page(self, user_id: str, after: tuple[datetime, str] | None, size: int) -> list[str]:
         """Up to ``size`` session ids after the cursor position, in listing order."""
@@ -54,3 +69,9 @@ class Listing:
             keys = self._keys.get(user_id, [])
             start = 0 if after is None else bisect.bisect_right(keys, _key(*after))
             return [session_id for _, session_id in keys[start : start + size]]
+
+    def page_ids(self, after_id: str | None, size: int) -> list[str]:
+        """Up to ``size`` session ids after ``after_id``, ascending."""
+        with self._ids_lock:
+            start = 0 if after_id is None else bisect.bisect_right(self._ids, after_id)
+            return self._ids[start : start + size]

@@ -21,7 +21,7 @@ from psycopg.rows import tuple_row
 from helix_agents.core import JsonObject
 from helix_agents.core.backend import Changes, Engine, NewSession, Refused, Snapshot, Want
 from helix_agents.core.errors import MigrationError
-from helix_agents.core.models import SessionSummary
+from helix_agents.core.models import ListedSession, SessionSummary
 
 from ._codec import changes_json, snapshot, want_json
 from ._migrations import check_applied, migrate, read_applied
@@ -42,6 +42,10 @@ _STATEMENTS = {
     " FROM {s}.__agents_sessions x WHERE user_id = %s::text AND (%s::timestamptz IS NULL"
     " OR last_activity_at < %s OR (last_activity_at = %s AND session_id > %s::text))"
     " ORDER BY last_activity_at DESC, session_id LIMIT %s",
+    "all": "SELECT session_id, user_id, created_at, last_activity_at, message_count,"
+    " (SELECT count(*) FROM {s}.__agents_approvals a"
+    "  WHERE a.session_id = x.session_id AND NOT a.resolved), metadata"
+    " FROM {s}.__agents_sessions x WHERE session_id > %s::text ORDER BY session_id LIMIT %s",
     "scoped": "SELECT coalesce(json_object_agg(name, value), '{{}}')::text"
     " FROM {s}.__agents_scoped WHERE scope = %s AND owner = %s",
 }
@@ -171,6 +175,22 @@ class PostgresEngine(Engine):
                 pending_approvals=pending,
             )
             for session_id, created, last, count, pending in rows
+        ]
+
+    async def list_all(self, after_id: str | None, limit: int) -> Sequence[ListedSession]:
+        """One range of the primary key (``COLLATE "C"``: code point order)."""
+        rows = await self._rows("all", (after_id or "", limit), None)
+        return [
+            ListedSession(
+                id=session_id,
+                user_id=user_id,
+                created_at=created.astimezone(UTC),
+                last_activity_at=last.astimezone(UTC),
+                message_count=count,
+                pending_approvals=pending,
+                metadata=json.loads(metadata),
+            )
+            for session_id, user_id, created, last, count, pending, metadata in rows
         ]
 
     async def scoped_state(self, scope: str, owner: str) -> JsonObject:

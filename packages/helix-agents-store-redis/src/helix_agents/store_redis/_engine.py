@@ -27,7 +27,7 @@ from helix_agents.core.backend import (
     Want,
     head_of,
 )
-from helix_agents.core.models import SessionSummary
+from helix_agents.core.models import ListedSession, SessionSummary
 
 from ._codec import (
     changes_json,
@@ -42,7 +42,7 @@ from ._codec import (
 )
 from ._config import StoreOptions
 from ._errors import DRIVER_ERRORS, driver_error
-from ._listing import Listing
+from ._listing import EveryIndex, Listing
 from ._open import open_scripts
 from ._scoped import Journal, journal_entry
 from ._scripts import Scripts
@@ -83,6 +83,7 @@ class RedisEngine(Engine):
         self.scripts: Scripts | None = None
         self.journal = Journal(self.keys, self.run, self._hgetall)
         self.listing = Listing(self)
+        self.every = EveryIndex(self)
         # Each session's listing key ('' for none), which a standalone write declares.
         self._users: OrderedDict[str, str] = OrderedDict()
         self._inline = "0" if self.cluster else "1"
@@ -129,11 +130,14 @@ class RedisEngine(Engine):
             users.popitem(last=False)
 
     def _keys(self, session_id: str) -> list[str]:
-        """The session's keys; on standalone Redis, its listing key too, once known."""
+        """The session's keys; on standalone Redis, the store-wide index and its user's
+        listing key too, once known."""
         keys = self.keys.session(session_id)
-        ukey = self._users.get(session_id, "")
-        if ukey and not self.cluster:
-            keys.append(ukey)
+        if not self.cluster:
+            keys.append(self.keys.every)
+            ukey = self._users.get(session_id, "")
+            if ukey:
+                keys.append(ukey)
         return keys
 
     def common(self, op: str, session_id: str, version: str) -> list[Any]:
@@ -228,6 +232,8 @@ class RedisEngine(Engine):
             self._users.pop(new.session_id, None)
             return "exists"
         await self._relist(new.session_id, new.user_id, new.created_at)
+        if self.cluster:
+            await self.every.add(new.session_id)
         return "created"
 
     async def delete(self, session_id: str) -> bool:
@@ -241,8 +247,10 @@ class RedisEngine(Engine):
                 self._users[session_id] = done[1]
             else:
                 self._users.pop(session_id, None)
-                if isinstance(done, list) and self.cluster and done[1]:
-                    await self.listing.drop(done[1], [(session_id, None)])
+                if isinstance(done, list) and self.cluster:
+                    await self.every.drop(session_id)
+                    if done[1]:
+                        await self.listing.drop(done[1], [(session_id, None)])
                 return isinstance(done, list)
         raise StoreUnavailableError(
             f"session {session_id!r}: its journal kept filling; not deleted",
@@ -255,6 +263,10 @@ class RedisEngine(Engine):
     ) -> Sequence[SessionSummary]:
         """A page of the user's listing index (``_listing.Listing``)."""
         return await self.listing.page(user_id, after, limit)
+
+    async def list_all(self, after_id: str | None, limit: int) -> Sequence[ListedSession]:
+        """A page of the store-wide index (``_listing.EveryIndex``)."""
+        return await self.every.page(after_id, limit)
 
     async def scoped_state(self, scope: str, owner: str) -> JsonObject:
         """The app or user map, after settling its registered writers."""

@@ -75,6 +75,11 @@ class KeySpace:
         """The listing index of ``user_id``: a sorted set under the user's own hash tag."""
         return f"{self.base}user:{{{_tag(user_id)}}}"
 
+    @property
+    def every(self) -> str:
+        """The store-wide listing index: every session id at score 0, in its own slot."""
+        return f"{self.base}all"
+
     def scoped(self, scope: str, owner: str) -> tuple[str, str, str, str, str]:
         """An app or user map's keys, under the map's own hash tag: the map, its writers
         (session -> token), the token counter, the applied marks (session -> sequence), and

@@ -9,13 +9,14 @@ index, then each listed session's own ``meta`` and approvals, in one pipeline.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from helix_agents.core import StoreUnavailableError
-from helix_agents.core.models import SessionSummary
+from helix_agents.core.models import ListedSession, SessionSummary
 
 from ._codec import from_micros, micros, text
 from ._errors import DRIVER_ERRORS, driver_error
@@ -23,7 +24,7 @@ from ._errors import DRIVER_ERRORS, driver_error
 if TYPE_CHECKING:
     from ._engine import RedisEngine
 
-__all__ = ["Listing"]
+__all__ = ["EveryIndex", "Listing"]
 
 log = logging.getLogger("helix_agents.store_redis")
 
@@ -131,3 +132,94 @@ class Listing:
             )
             page.append(summary)
         return page, behind, gone
+
+
+class EveryIndex:
+    """The store-wide index (:attr:`KeySpace.every`): every session id at score 0 in one
+    sorted set, read by ``ZRANGEBYLEX`` (byte order). lua/apply.lua adds and removes an
+    entry with the session's create and delete on standalone Redis; on a cluster, where
+    the index lives in its own slot, :meth:`add` and :meth:`drop` follow them. It has no
+    TTL: entries whose session is gone (idle expiry, a lost second step) are skipped and
+    pruned when a page reads them."""
+
+    def __init__(self, engine: RedisEngine) -> None:
+        self.engine = engine
+        self.key = engine.keys.every
+
+    async def add(self, session_id: str) -> None:
+        """List a session created on a cluster (its second step)."""
+        try:
+            await self.engine.client.zadd(self.key, {session_id: 0})
+        except DRIVER_ERRORS as exc:
+            log.warning("store-wide index: adding %r failed after its create: %s", session_id, exc)
+
+    async def drop(self, session_id: str) -> None:
+        """Unlist a session deleted on a cluster; if this fails, a read prunes it."""
+        try:
+            await self.engine.client.zrem(self.key, session_id)
+        except DRIVER_ERRORS as exc:
+            log.warning("store-wide index: dropping %r failed: %s", session_id, exc)
+
+    async def page(self, after_id: str | None, limit: int) -> list[ListedSession]:
+        """Up to ``limit`` live sessions after ``after_id`` by id, reading on past gone ones."""
+        low = "-" if after_id is None else "(" + after_id
+        page: list[ListedSession] = []
+        gone: list[str] = []
+        while len(page) < limit:
+            asked = limit - len(page)
+            try:
+                found = await self.engine.client.zrangebylex(self.key, low, "+", 0, asked)
+            except DRIVER_ERRORS as exc:
+                raise driver_error(exc, None, write=False, where=self.engine.where) from exc
+            ids: list[str] = [text(m) for m in found]
+            for session_id, fields, pending in await self._read(ids):
+                user, created, la, count, md = fields
+                if created is None:
+                    gone.append(session_id)
+                    continue
+                listed = ListedSession(
+                    id=session_id,
+                    user_id=user,
+                    created_at=from_micros(created),
+                    last_activity_at=from_micros(la),
+                    message_count=int(count),
+                    pending_approvals=int(pending),
+                    metadata=json.loads(md),
+                )
+                page.append(listed)
+            if len(ids) < asked:
+                break
+            low = "(" + ids[-1]
+        if gone:
+            await self._prune(gone)
+        return page
+
+    async def _read(self, ids: list[str]) -> list[tuple[str, Any, Any]]:
+        if not ids:
+            return []
+        keys = self.engine.keys
+        try:
+            async with self.engine.client.pipeline(transaction=False) as pipe:
+                for session_id in ids:
+                    pipe.hmget(keys.meta(session_id), "user", "created", "la", "count", "md")
+                    pipe.hlen(keys.session(session_id, ("appr",))[0])
+                found = await pipe.execute()
+        except DRIVER_ERRORS as exc:
+            raise driver_error(exc, None, write=False, where=self.engine.where) from exc
+        return [(sid, text(found[2 * i]), found[2 * i + 1]) for i, sid in enumerate(ids)]
+
+    async def _prune(self, gone: list[str]) -> None:
+        """Remove the entries of sessions gone, then put back any created again meanwhile
+        (its create's own entry may have landed before this removal)."""
+        keys = self.engine.keys
+        try:
+            await self.engine.client.zrem(self.key, *gone)
+            async with self.engine.client.pipeline(transaction=False) as pipe:
+                for session_id in gone:
+                    pipe.exists(keys.meta(session_id))
+                back = await pipe.execute()
+            alive = [sid for sid, n in zip(gone, back, strict=True) if n]
+            if alive:
+                await self.engine.client.zadd(self.key, dict.fromkeys(alive, 0))
+        except DRIVER_ERRORS as exc:
+            log.warning("store-wide index: pruning %s failed: %s", gone, exc)

@@ -28,9 +28,9 @@ from helix_agents.core import (
 )
 from helix_agents.core.backend import RowSpan, Snapshot, Want, parse_messages_json
 from helix_agents.core.context import OutputRef
-from helix_agents.core.models import RunInfo, SessionSummary
+from helix_agents.core.models import ListedSession, RunInfo, SessionSummary
 
-__all__ = ["Head", "as_snapshot", "head", "listing", "scoped", "snapshot", "to_us"]
+__all__ = ["Head", "all_page", "as_snapshot", "head", "listing", "scoped", "snapshot", "to_us"]
 
 Head = tuple[int, str | None, int, int, str, int, int, int, str | None, int, int, int]
 """A session row: version, user_id, created_us, last_activity_us, metadata, message_count,
@@ -90,6 +90,12 @@ _LISTING = (
     "(SELECT count(*) FROM __agents_approvals AS a WHERE a.session_id = s.session_id "
     "AND a.resolved = 0) FROM __agents_sessions AS s WHERE user_id = ? {after}"
     "ORDER BY last_activity_us DESC, session_id LIMIT ?"
+)
+_ALL = (  # the store-wide listing: a range of the primary key
+    "SELECT s.session_id, s.user_id, s.created_us, s.last_activity_us, s.message_count, "
+    "(SELECT count(*) FROM __agents_approvals AS a WHERE a.session_id = s.session_id "
+    "AND a.resolved = 0), s.metadata FROM __agents_sessions AS s WHERE s.session_id > ? "
+    "ORDER BY s.session_id LIMIT ?"
 )
 _AFTER = "AND (last_activity_us < ? OR (last_activity_us = ? AND session_id > ?)) "
 
@@ -262,6 +268,23 @@ def listing(
             pending_approvals=pending,
         )
         for sid, created, last, count, pending in found.fetchall()
+    ]
+
+
+def all_page(db: sqlite3.Connection, after_id: str | None, limit: int) -> list[ListedSession]:
+    """Up to ``limit`` sessions after ``after_id`` by id (BINARY: UTF-8 byte order)."""
+    found = db.execute(_ALL, (after_id or "", limit)).fetchall()
+    return [
+        ListedSession(
+            id=sid,
+            user_id=user,
+            created_at=_at(created),
+            last_activity_at=_at(last),
+            message_count=count,
+            pending_approvals=pending,
+            metadata=json.loads(meta),
+        )
+        for sid, user, created, last, count, pending, meta in found
     ]
 
 

@@ -10,7 +10,7 @@ from typing import Literal, TypeVar, cast
 
 from helix_agents.core import JsonObject, StoreUnavailableError, ValidationError
 from helix_agents.core.backend import Changes, Engine, NewSession, Refused, Snapshot, Want
-from helix_agents.core.models import SessionSummary
+from helix_agents.core.models import ListedSession, SessionSummary
 
 from . import _reads, _writes
 from ._config import SQLiteConfig
@@ -124,6 +124,10 @@ class SQLiteEngine(Engine):
     ) -> Sequence[SessionSummary]:
         """A page of the user's sessions: one statement on the listing index."""
         return await self._read(lambda db: _reads.listing(db, user_id, after, limit))
+
+    async def list_all(self, after_id: str | None, limit: int) -> Sequence[ListedSession]:
+        """A page of every session by id: one range of the primary key."""
+        return await self._read(lambda db: _reads.all_page(db, after_id, limit))
 
     async def scoped_state(self, scope: str, owner: str) -> JsonObject:
         """The app or user map."""

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
+from datetime import datetime
 
-from ..cursors import decode_sessions_cursor, encode_sessions_cursor
+from pydantic import JsonValue
+
+from ..cursors import decode_all_cursor, decode_sessions_cursor, encode_sessions_cursor
 from ..errors import SessionExistsError, session_not_found
 from ..inputs import check_id
 from ..limits import check_listing_first
+from ..listing import check_listing_filter, scan
 from ..messages import JsonObject
-from ..models import RunStatus, Scope, SessionInfo, SessionsPage
+from ..models import ListedSessionsPage, RunStatus, Scope, SessionInfo, SessionsPage
 from ..rules import (
     assert_fence,
     check_finish_status,
@@ -118,6 +123,22 @@ class SessionMethods(Plumbing):
             last = page[-1]
             next_cursor = encode_sessions_cursor(user_id, last.last_activity_at, last.id)
         return SessionsPage(sessions=tuple(page), next_cursor=next_cursor)
+
+    async def list_all_sessions(
+        self,
+        *,
+        first: int = 20,
+        cursor: str | None = None,
+        user_id: str | None = None,
+        active_since: datetime | None = None,
+        metadata: Mapping[str, JsonValue] | None = None,
+    ) -> ListedSessionsPage:
+        """Every session of the store, by id ascending, that passes the filters (LST-*)."""
+        self._check_open()
+        check_listing_first(first)
+        wanted = check_listing_filter(user_id, active_since, metadata)
+        after = None if cursor is None else decode_all_cursor(wanted.fingerprint, cursor)
+        return await scan(self.engine.list_all, wanted, after, first)
 
     async def get_scoped_state(self, scope: Scope, owner: str) -> JsonObject:
         """The ``(scope, owner)`` map (``{}`` if never written); a ``session`` owner must exist."""

@@ -5,12 +5,12 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 
-from ..models import Checkpoint, LateAnswer, SessionSummary, StoredContextItem
+from ..models import Checkpoint, LateAnswer, ListedSession, SessionSummary, StoredContextItem
 from ..seam import Snapshot, Want
 from . import _checkpoints
 from ._records import SessionRecords
 
-__all__ = ["copy_prefix", "snapshot_of", "summary_of"]
+__all__ = ["copy_prefix", "listed_of", "snapshot_of", "summary_of"]
 
 
 def snapshot_of(s: SessionRecords, want: Want) -> Snapshot:
@@ -47,7 +47,7 @@ def snapshot_of(s: SessionRecords, want: Want) -> Snapshot:
         user_id=s.user_id,
         created_at=s.created_at,
         last_activity_at=s.last_activity_at,
-        metadata=copy.deepcopy(s.metadata),
+        metadata=s.metadata,  # validation copies it, nested containers too
         message_count=count,
         first_index=first,
         ui_count=s.ui_count,
@@ -108,4 +108,17 @@ def summary_of(s: SessionRecords) -> SessionSummary:
         last_activity_at=s.last_activity_at,
         message_count=s.message_count,
         pending_approvals=len(s.approvals),
+    )
+
+
+def listed_of(s: SessionRecords) -> ListedSession:
+    """The store-wide listing's line for ``s``."""
+    return ListedSession(
+        id=s.id,
+        user_id=s.user_id,
+        created_at=s.created_at,
+        last_activity_at=s.last_activity_at,
+        message_count=s.message_count,
+        pending_approvals=len(s.approvals),
+        metadata=s.metadata,  # validation copies it, nested containers too
     )

@@ -104,6 +104,7 @@ class TracedStore(SessionHandles, SessionStateStore, Generic[S]):
     clear_session = _traced(SessionStateStore.clear_session)
     clone_session = _traced(SessionStateStore.clone_session)  # the source session
     list_sessions = _traced(SessionStateStore.list_sessions, session="None")  # a user id: never
+    list_all_sessions = _traced(SessionStateStore.list_all_sessions, session="None")
     get_scoped_state = _traced(SessionStateStore.get_scoped_state, session=_SCOPED_OWNER)
     append_messages = _traced(SessionStateStore.append_messages)
     get_messages = _traced(SessionStateStore.get_messages)

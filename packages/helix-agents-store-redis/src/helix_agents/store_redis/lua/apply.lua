@@ -1,11 +1,12 @@
 -- The one writer (docs/backends/redis.md, "Scripts"). KEYS: the session's keys in
--- _keys.SESSION_KEYS order, then, on standalone Redis, the user's listing index.
+-- _keys.SESSION_KEYS order, then, on standalone Redis, the store-wide index and the
+-- user's listing index.
 -- ARGV: op, session id, version, idle TTL (ms), '1' on standalone, then the op's own.
 -- No rule of core is decided here: core planned the changes from a snapshot at
 -- `version`; they apply only if the session is still there, else the answer is the
 -- current snapshot (nil when the session is gone) and core plans again.
 local op, SID, TTL = ARGV[1], ARGV[2], tonumber(ARGV[4])
-local UKEY = KEYS[NKEYS + 1]
+local ALL, UKEY = KEYS[NKEYS + 1], KEYS[NKEYS + 2]
 
 local function int(n) return string.format('%d', n) end
 
@@ -187,6 +188,7 @@ elseif op == 'create' then
   for _, cp in ipairs(s.ck) do checkpoint(unpack(cp)) end
   expire()
   if UKEY then index(UKEY, s.at, 'CH') end
+  if ALL then redis.call('ZADD', ALL, 0, SID) end
   return 'created'
 elseif op == 'delete' then
   if redis.call('EXISTS', META) == 0 then return 0 end
@@ -197,6 +199,7 @@ elseif op == 'delete' then
   local ukey = redis.call('HGET', META, 'ukey') or ''
   redis.call('DEL', unpack(KEYS, 1, NKEYS))
   if UKEY then redis.call('ZREM', UKEY, SID) end
+  if ALL then redis.call('ZREM', ALL, SID) end
   return {'deleted', ukey}
 elseif op == 'index' then -- a cluster's second step, never backwards: KEYS[1] is the index
   index(KEYS[1], tonumber(ARGV[3]), 'LT')
