@@ -30,6 +30,8 @@ async def test_stats_counts_what_the_scope_holds(helix: Helix, seeded: str) -> N
     assert table.code == 0 and "sessions:" in table.out and " 1\n" in table.out
 
 
-def test_stats_needs_a_scope(helix: Helix, sqlite_url: str) -> None:
-    done = helix("stats", sqlite_url)
-    assert done.code == 2 and "--user" in done.err
+async def test_stats_without_a_scope_covers_the_whole_store(helix: Helix, seeded: str) -> None:
+    whole = json.loads(helix("stats", seeded, "--json").out)
+    named = helix("stats", seeded, "--user", "alice", "--user", "bob", "orphan", "--json")
+    assert whole == json.loads(named.out)
+    assert whole["sessions"] == 4

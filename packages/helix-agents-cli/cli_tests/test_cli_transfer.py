@@ -122,7 +122,8 @@ async def test_a_file_cut_short_is_refused_before_writing(
     assert helix("show", target, "chat").code == 3
     missing = helix("export", sqlite_url, "chat", "nope")
     assert missing.code == 3 and missing.out == ""
-    assert helix("export", sqlite_url).code == 2
+    whole = helix("export", sqlite_url)  # no scope: every session of the store
+    assert whole.code == 0 and json.loads(whole.out.splitlines()[-1])["sessions"] == 4
 
 
 async def test_rows_retention_dropped_shift_indexes_and_checkpoints(
@@ -293,9 +294,10 @@ async def test_a_raw_line_separator_inside_a_string_is_one_line(
     [("missing file", 2), ("not UTF-8", 2), ("not JSON", 2), ("too deep", 2), ("no server", 4)],
 )
 async def test_import_exit_codes_per_error_class(
-    helix: Helix, seeded: str, tmp_path: Path, case: str, code: int
+    helix: Helix, sqlite_url: str, tmp_path: Path, case: str, code: int
 ) -> None:
-    good = helix("export", seeded, "quiet").out.splitlines()
+    await seed(sqlite_url)
+    good = helix("export", sqlite_url, "quiet").out.splitlines()
     target = f"sqlite:///{tmp_path / 't.db'}"
     path = tmp_path / "f.jsonl"
     if case == "not UTF-8":

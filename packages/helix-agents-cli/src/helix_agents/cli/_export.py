@@ -14,7 +14,7 @@ from helix_agents.core.messages import dump_message
 from ._open import open_reading
 from ._progress import progress_bar
 from ._records import FORMAT, VERSION, dumps
-from ._scope import check_scope, session_ids
+from ._scope import session_ids
 
 __all__ = ["export_sessions"]
 
@@ -62,10 +62,9 @@ async def _session_records(store: SessionStateStore, sid: str) -> AsyncIterator[
 
 async def export_sessions(url: str, sessions: Sequence[str], users: Sequence[str]) -> None:
     """Write the named sessions and every session of ``users`` to stdout."""
-    check_scope(sessions, users)
     out = sys.stdout
     async with open_reading(url) as store:
-        ids = await session_ids(store, sessions, users)
+        ids = await session_ids(store, sessions, users, whole_store=True)
         for sid in sessions:
             # A missing session ends the command before the file has a first line.
             if await store.get_session(sid) is None:

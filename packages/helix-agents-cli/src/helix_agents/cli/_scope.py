@@ -1,9 +1,5 @@
-"""Which sessions a command covers: named ones, and every session of the named users.
-
-The protocol lists sessions per user only, so "every session in the store" is
-not something a command can reach through it (docs/cli.md, "What the protocol
-cannot tell").
-"""
+"""Which sessions a command covers: named ones, every session of the named users, or,
+for the commands that only read, every session of the store (docs/listing.md)."""
 
 from __future__ import annotations
 
@@ -20,15 +16,22 @@ def check_scope(sessions: Sequence[str], users: Sequence[str]) -> None:
     """A usage error (before any store is opened) unless sessions or users are named."""
     if not sessions and not users:
         raise CliError(
-            "name sessions or --user: the store protocol lists sessions per user only",
+            "name sessions or --user: a delete never covers the whole store by default",
             ExitCode.USAGE,
         )
 
 
 async def session_ids(
-    store: SessionStateStore, sessions: Sequence[str], users: Sequence[str]
+    store: SessionStateStore,
+    sessions: Sequence[str],
+    users: Sequence[str],
+    *,
+    whole_store: bool = False,
 ) -> list[str]:
-    """``sessions``, then each user's sessions (most recent first), without repeats."""
+    """``sessions``, then each user's sessions (most recent first), without repeats; with
+    neither, and ``whole_store``, every session of the store in id order."""
+    if whole_store and not sessions and not users:
+        return await _every_session(store)
     check_scope(sessions, users)
     found = dict.fromkeys(sessions)
     for user in users:
@@ -40,3 +43,14 @@ async def session_ids(
             if cursor is None:
                 break
     return list(found)
+
+
+async def _every_session(store: SessionStateStore) -> list[str]:
+    ids: list[str] = []
+    cursor: str | None = None
+    while True:
+        page = await store.list_all_sessions(first=500, cursor=cursor)
+        ids += [s.id for s in page.sessions]
+        cursor = page.next_cursor
+        if cursor is None:
+            return ids

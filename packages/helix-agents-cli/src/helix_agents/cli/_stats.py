@@ -11,7 +11,7 @@ from helix_agents.core.backend import dump_message_json
 
 from ._open import open_reading
 from ._render import out_console, print_json, when
-from ._scope import check_scope, session_ids
+from ._scope import session_ids
 
 __all__ = ["store_stats"]
 
@@ -31,11 +31,10 @@ async def store_stats(
         "undelivered_context_items": 0,
         "undelivered_late_answers": 0,
     }
-    check_scope(sessions, users)
     oldest: datetime | None = None
     newest: datetime | None = None
     async with open_reading(url) as store:
-        for sid in await session_ids(store, sessions, users):
+        for sid in await session_ids(store, sessions, users, whole_store=True):
             info = await store.get_session(sid)
             if info is None:
                 raise SessionNotFoundError(f"session {sid!r} does not exist", session_id=sid)
