@@ -33,6 +33,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PG_IN_CODE = re.compile(r"postgres(?:ql)?://[^\"'\s]*")
 REDIS_IN_CODE = re.compile(r"rediss?://[^\"'\s]*")
 USES_AGENTS_SDK = re.compile(r"^(?:from agents\b|import agents\b)", re.MULTILINE)
+# A block on the SDK's own test model runs offline: it must never reach the served model.
+OFFLINE_MODEL = re.compile(r"^from agents\.testing import", re.MULTILINE)
 DOCS_EXAMPLE = re.compile(r"<!-- docs-example: (\S+) -->")
 
 
@@ -128,5 +130,7 @@ def test_block_runs(block: Block, tmp_path: Path, request: pytest.FixtureRequest
         check=False,
     )
     assert done.returncode == 0, f"{block.where} failed:\n{done.stderr}{done.stdout}"
-    if uses_sdk:
+    if uses_sdk and OFFLINE_MODEL.search(block.code):
+        assert len(answered) == asked, f"{block.where} is offline but called the served model"
+    elif uses_sdk:
         assert len(answered) > asked, f"{block.where} never called the model"

@@ -90,3 +90,34 @@ def test_a_password_never_shows(helix: Helix) -> None:
     assert down.err.count("\n") == 1
     debug = helix("--debug", "sessions", "postgresql://me:hunter2@127.0.0.1:1/db", "--user", "a")
     assert debug.code == 4 and "Traceback" in debug.err and "hunter2" not in debug.err
+
+
+async def test_sessions_without_a_user_lists_the_whole_store_with_owners(
+    helix: Helix, seeded: str
+) -> None:
+    listed = helix("sessions", seeded, "--json")
+    assert listed.code == 0, listed.err
+    page = json.loads(listed.out)
+    assert {s["id"]: s["user_id"] for s in page["sessions"]} == {
+        "chat": "alice",
+        "quiet": "alice",
+        "other": "bob",
+        "orphan": None,
+    }
+    table = helix("sessions", seeded)
+    assert "orphan" in table.out and "bob" in table.out
+
+
+async def test_an_empty_user_listing_names_the_compound_owners_that_hold_the_user(
+    helix: Helix, seeded: str
+) -> None:
+    from helix_agents.core import open_store
+
+    async with open_store(seeded) as store:
+        await store.create_session('["travel","ada"]', user_id='["travel","ada"]')
+    shown = helix("sessions", seeded, "--user", "ada")
+    assert shown.code == 0, shown.err
+    assert """owners that name it: '["travel","ada"]'""" in shown.err
+    nobody = helix("sessions", seeded, "--user", "nobody")
+    assert "without --user lists every session" in nobody.err
+    assert "owners that name it" not in nobody.err

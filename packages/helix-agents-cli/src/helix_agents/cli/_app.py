@@ -92,12 +92,16 @@ def _main(
 @app.command()
 def sessions(
     url: Url,
-    user: Annotated[str, typer.Option("--user", help="Whose sessions to list.")],
+    user: Annotated[
+        str | None,
+        typer.Option("--user", help="Whose sessions to list (default: every session)."),
+    ] = None,
     first: First = 20,
     cursor: Cursor = None,
     as_json: Json = False,
 ) -> None:
-    """List a user's sessions, most recent activity first, a page at a time."""
+    """List a user's sessions (most recent activity first) or every session of the
+    store (in id order, with its owner), a page at a time."""
     run(
         list_sessions(url, user, first=first, cursor=cursor, as_json=as_json),
         debug=_Settings.debug,
