@@ -122,9 +122,11 @@ async def test_mcp3_replay_sends_the_streams_later_events_on_another_server(
     assert await after.replay_events_after(ids[1], sent) == "1"
     assert sent.ids == ids[2:]
     assert sent.messages == [notification("tick 1"), notification("tick 2"), response(1)]
-    # The resumed stream goes on in the same session: its priming event and later ones.
+    # The resumed stream goes on in the same session; its priming event is a cursor at the
+    # stream's last event, written nowhere.
     resumed = [await after.store_event("1", None), await after.store_event("1", response(1))]
-    assert resumed == [f"{ids[0].rpartition(':')[0]}:{i}" for i in (5, 6)]
+    assert resumed == [f"{ids[0].rpartition(':')[0]}:{i}" for i in (4, 5)]
+    assert await other_store.get_message_count(ids[0].rpartition(":")[0]) == 6
     again = Sent()
     assert await after.replay_events_after(ids[-1], again) == "1"
     assert again.ids == [resumed[1]]

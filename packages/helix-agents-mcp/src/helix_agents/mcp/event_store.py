@@ -9,6 +9,8 @@ that shares the store.
 
 from __future__ import annotations
 
+import asyncio
+import weakref
 from collections import OrderedDict
 from datetime import UTC, datetime, timedelta
 from typing import Final
@@ -75,29 +77,45 @@ class HelixEventStore(EventStore):
         self.store = store
         self.ttl = ttl
         self._max_streams = max_streams
-        # stream id -> (session id, the row count this instance expects next).
-        self._streams: OrderedDict[StreamId, tuple[str, int]] = OrderedDict()
+        # stream id -> its session; session -> the row count this instance expects next.
+        self._streams: OrderedDict[StreamId, str] = OrderedDict()
+        self._next: dict[str, int] = {}
         # Streams a replay re-opened: their next priming event continues them (MCP-3).
         self._resumed: set[StreamId] = set()
+        # One writer or replay tail per session at a time in this instance (MCP-4).
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+
+    def _lock(self, session_id: str) -> asyncio.Lock:
+        lock = self._locks.get(session_id)
+        if lock is None:
+            lock = self._locks[session_id] = asyncio.Lock()
+        return lock
 
     async def store_event(self, stream_id: StreamId, message: JSONRPCMessage | None) -> EventId:
         """Append the event to its stream's session and return its id (MCP-1, MCP-4, MCP-6)."""
         check_id(stream_id, "stream_id")
         text = None if message is None else _json(stream_id, message)
-        known = self._streams.get(stream_id)
-        continues = message is not None or stream_id in self._resumed
+        session_id = self._streams.get(stream_id)
+        resumed = stream_id in self._resumed
         self._resumed.discard(stream_id)
-        if known is None or not continues:
+        if message is None and resumed and session_id is not None:
+            # The priming event of a stream a replay re-opened: resuming after the stream's
+            # last event is what it means, so its id is that event's, and nothing is written
+            # (no I/O: the SDK re-opens the stream for live events right after it).
+            return event_id(session_id, self._next[session_id] - 1)
+        continues = message is not None
+        if session_id is None or not continues:
             # Checked before the session exists: a refused event leaves nothing behind.
             check_record(_row(text, 0))
             info = await self.store.create_session(metadata=mark(ADAPTER, {STREAM_KEY: stream_id}))
-            known = (info.id, 0)
-        session_id, index = await self._append(known, text)
-        self._remember(stream_id, session_id, index + 1)
+            session_id = info.id
+            self._remember(stream_id, session_id, 0)
+        async with self._lock(session_id):
+            index = await self._append(session_id, self._next.get(session_id, 0), text)
+            self._remember(stream_id, session_id, index + 1)
         return event_id(session_id, index)
 
-    async def _append(self, known: tuple[str, int], text: str | None) -> tuple[str, int]:
-        session_id, expected = known
+    async def _append(self, session_id: str, expected: int, text: str | None) -> int:
         for _ in range(_COMMIT_TRIES):
             commit = MessageCommit(messages=(_row(text, expected),), expect_message_count=expected)
             try:
@@ -106,18 +124,21 @@ class HelixEventStore(EventStore):
                 # Another writer (a server sharing the store) appended first: follow it.
                 expected = await self.store.get_message_count(session_id)
                 continue
-            return session_id, result.first_index
+            return result.first_index
         raise MessageCountConflictError(
             f"session {session_id!r}: {_COMMIT_TRIES} appends lost to concurrent writers",
             session_id=session_id,
         )
 
     def _remember(self, stream_id: StreamId, session_id: str, next_index: int) -> None:
-        self._streams[stream_id] = (session_id, next_index)
+        self._streams[stream_id] = session_id
         self._streams.move_to_end(stream_id)
+        self._next[session_id] = next_index
         while len(self._streams) > self._max_streams:
-            forgotten, _ = self._streams.popitem(last=False)
+            forgotten, forgotten_session = self._streams.popitem(last=False)
             self._resumed.discard(forgotten)
+            if forgotten_session not in self._streams.values():
+                self._next.pop(forgotten_session, None)
 
     async def replay_events_after(
         self, last_event_id: EventId, send_callback: EventCallback
@@ -132,22 +153,41 @@ class HelixEventStore(EventStore):
         stream_id = None if info is None else self._stream_of(info)
         if info is None or stream_id is None or index >= info.message_count:
             return None
-        cursor: str | None = encode_message_cursor(session_id, "asc", index + 1)
-        following = index + 1
+        rows = await self._rows_after(session_id, index + 1)
+        if rows is None:
+            return None
+        for following, message in rows:
+            await send_callback(EventMessage(message, event_id(session_id, following)))
+        following = rows[-1][0] + 1 if rows else index + 1
+        # The tail read under the lock: no write of this instance lands unseen before the
+        # stream is re-opened (the SDK registers it for live events when this returns).
+        async with self._lock(session_id):
+            tail = await self._rows_after(session_id, following) or []
+            self._remember(stream_id, session_id, await self.store.get_message_count(session_id))
+            self._resumed.add(stream_id)
+        for following, message in tail:
+            await send_callback(EventMessage(message, event_id(session_id, following)))
+        return stream_id
+
+    async def _rows_after(
+        self, session_id: str, start: int
+    ) -> list[tuple[int, JSONRPCMessage]] | None:
+        """The messages of rows ``start..`` with their indexes; ``None`` if retention dropped
+        row ``start`` (the replay would have a gap, MCP-5)."""
+        cursor: str | None = encode_message_cursor(session_id, "asc", start)
+        found: list[tuple[int, JSONRPCMessage]] = []
+        following = start
         while cursor is not None:
             page = await self.store.page_messages(session_id, limit=REPLAY_PAGE, cursor=cursor)
-            rows = page.messages
-            if following == index + 1 and rows and rows[0].id != str(following):
-                return None  # retention dropped events the client has not seen
-            for row in rows:
+            if following == start and page.messages and page.messages[0].id != str(start):
+                return None
+            for row in page.messages:
                 message = _message(row, session_id)
                 if message is not None:
-                    await send_callback(EventMessage(message, event_id(session_id, following)))
+                    found.append((following, message))
                 following += 1
             cursor = page.next_cursor
-        self._remember(stream_id, session_id, following)
-        self._resumed.add(stream_id)
-        return stream_id
+        return found
 
     def _stream_of(self, info: SessionInfo) -> StreamId | None:
         """The stream id of a live stream session, ``None`` for any other session."""
