@@ -90,10 +90,12 @@ async def first_connection(url: str) -> str:
     """Call ``count``, drop the connection after the second tick; the last event id seen."""
     tokens: list[str] = []
     ticks: list[object] = []
-    two_ticks = anyio.Event()
+    two_ticks, three_ids = anyio.Event(), anyio.Event()
 
     async def on_token(token: str) -> None:
         tokens.append(token)
+        if len(tokens) == 3:  # the priming event's id, then each tick's
+            three_ids.set()
 
     async def on_log(params: LoggingMessageNotificationParams) -> None:
         ticks.append(params.data)
@@ -111,8 +113,7 @@ async def first_connection(url: str) -> str:
             calls.start_soon(session.send_request, CALL, CallToolResult, None, metadata)
             with anyio.fail_after(10):
                 await two_ticks.wait()
-                while len(tokens) < 3:  # the priming event's id, then each tick's
-                    await anyio.sleep(0.01)
+                await three_ids.wait()
             calls.cancel_scope.cancel()
     print("connection dropped")
     return tokens[-1]
