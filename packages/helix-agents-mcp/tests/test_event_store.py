@@ -10,7 +10,7 @@ from helix_backends import Stores
 from mcp_fixtures import Sent, notification, response
 from mcp_types import JSONRPCNotification
 
-from helix_agents.core import ChatMessage, SessionStateStore, ValidationError
+from helix_agents.core import ChatMessage, MessageCommit, SessionStateStore, ValidationError
 from helix_agents.core.adapters import ADAPTER_KEY, mark
 from helix_agents.mcp import (
     EVENT_FIELD,
@@ -46,7 +46,7 @@ async def test_mcp1_a_stream_is_a_marked_session_and_an_event_a_row(
     assert info is not None
     assert info.metadata == {ADAPTER_KEY: "mcp", STREAM_KEY: "7"}
     rows = await store.get_messages(session_id)
-    assert [row.id for row in rows] == ["0", "1", "2"]
+    assert [getattr(row, "id", None) for row in rows] == ["0", "1", "2"]
     assert [(row.model_extra or {})[EVENT_FIELD] is None for row in rows] == [True, False, False]
 
 
@@ -70,7 +70,9 @@ async def _foreign(store: SessionStateStore) -> str:
 
 async def _unmarked(store: SessionStateStore) -> str:
     info = await store.create_session(metadata={STREAM_KEY: "1"})
-    await store.session(info.id).append({"role": "user", "content": "hi"})
+    await store.append_messages(
+        info.id, MessageCommit(messages=(ChatMessage(role="user", content="hi"),))
+    )
     return f"{info.id}:0"
 
 
@@ -219,7 +221,7 @@ async def test_mcp6_a_message_the_store_cannot_hold_is_refused_and_the_store_unc
     nested: object = "leaf"
     for _ in range(1_000):
         nested = {"n": nested}
-    deep = JSONRPCNotification(jsonrpc="2.0", method="notifications/message", params=nested)  # type: ignore[arg-type]
+    deep = JSONRPCNotification(jsonrpc="2.0", method="notifications/message", params=nested)
     before = await _session_count(store)
     with pytest.raises(ValidationError) as caught:
         await events.store_event("1", deep)
@@ -246,9 +248,8 @@ async def test_mcp7_a_corrupt_event_row_is_a_typed_error(store: SessionStateStor
     events = HelixEventStore(store)
     first = await events.store_event("1", None)
     session_id = first.rpartition(":")[0]
-    await store.session(session_id).append(
-        ChatMessage(role="assistant", content=None, id="1", **{EVENT_FIELD: "{not json"})
-    )
+    row = ChatMessage(role="assistant", content=None, id="1", **{EVENT_FIELD: "{not json"})
+    await store.append_messages(session_id, MessageCommit(messages=(row,)))
     with pytest.raises(CorruptEventError) as caught:
         await events.replay_events_after(first, Sent())
     assert caught.value.code == "validation_error"

@@ -179,7 +179,8 @@ class HelixEventStore(EventStore):
         following = start
         while cursor is not None:
             page = await self.store.page_messages(session_id, limit=REPLAY_PAGE, cursor=cursor)
-            if following == start and page.messages and page.messages[0].id != str(start):
+            head = page.messages[0] if page.messages else None
+            if following == start and head is not None and getattr(head, "id", None) != str(start):
                 return None
             for row in page.messages:
                 message = _message(row, session_id)
