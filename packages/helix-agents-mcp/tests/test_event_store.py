@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from helix_backends import Stores
@@ -254,3 +255,49 @@ async def test_mcp7_a_corrupt_event_row_is_a_typed_error(store: SessionStateStor
         await events.replay_events_after(first, Sent())
     assert caught.value.code == "validation_error"
     assert (caught.value.session_id, caught.value.row_id) == (session_id, "1")
+
+
+async def test_mcp1_a_stream_id_forgotten_past_max_streams_starts_a_new_stream(
+    store: SessionStateStore,
+) -> None:
+    events = HelixEventStore(store, max_streams=2)
+    first = await events.store_event("a", None)
+    await events.store_event("b", None)
+    await events.store_event("c", None)  # "a" is the least recently used: forgotten
+    again = await events.store_event("a", notification("x"))
+    assert again.rpartition(":")[0] != first.rpartition(":")[0]
+    assert again.endswith(":0")
+
+
+async def test_mcp3_a_priming_after_a_replay_points_at_the_last_event_replayed(
+    store: SessionStateStore,
+) -> None:
+    events = HelixEventStore(store)
+    first = await events.store_event("1", None)
+    tick = await events.store_event("1", notification("a"))
+    resumed = HelixEventStore(store)
+    assert await resumed.replay_events_after(first, Sent()) == "1"
+    late = await resumed.store_event("1", notification("late"))  # before the SDK's priming
+    priming = await resumed.store_event("1", None)
+    assert priming == tick  # so a reconnect from it gets the late event
+    sent = Sent()
+    assert await resumed.replay_events_after(priming, sent) == "1"
+    assert sent.ids == [late]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"ttl": timedelta(0)},
+        {"ttl": timedelta(seconds=-1)},
+        {"max_streams": 0},
+        {"max_streams": True},
+    ],
+    ids=["ttl-zero", "ttl-negative", "max-streams-zero", "max-streams-bool"],
+)
+async def test_mcp5_bad_options_are_refused(
+    store: SessionStateStore, options: dict[str, Any]
+) -> None:
+    with pytest.raises(ValidationError) as caught:
+        HelixEventStore(store, **options)
+    assert caught.value.code == "validation_error"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections import OrderedDict
+from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Final
 
@@ -28,6 +29,7 @@ from mcp_types import JSONRPCMessage, jsonrpc_message_adapter
 
 from helix_agents.core import (
     ChatMessage,
+    Message,
     MessageCommit,
     MessageCountConflictError,
     SessionInfo,
@@ -80,8 +82,9 @@ class HelixEventStore(EventStore):
         # stream id -> its session; session -> the row count this instance expects next.
         self._streams: OrderedDict[StreamId, str] = OrderedDict()
         self._next: dict[str, int] = {}
-        # Streams a replay re-opened: their next priming event continues them (MCP-3).
-        self._resumed: set[StreamId] = set()
+        # Streams a replay re-opened -> the index of the last row it read: their next
+        # priming event continues them from there (MCP-3).
+        self._resumed: dict[StreamId, int] = {}
         # One writer or replay tail per session at a time in this instance (MCP-4).
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
@@ -96,15 +99,13 @@ class HelixEventStore(EventStore):
         check_id(stream_id, "stream_id")
         text = None if message is None else _json(stream_id, message)
         session_id = self._streams.get(stream_id)
-        resumed = stream_id in self._resumed
-        self._resumed.discard(stream_id)
-        if message is None and resumed and session_id is not None:
-            # The priming event of a stream a replay re-opened: resuming after the stream's
-            # last event is what it means, so its id is that event's, and nothing is written
-            # (no I/O: the SDK re-opens the stream for live events right after it).
-            return event_id(session_id, self._next[session_id] - 1)
-        continues = message is not None
-        if session_id is None or not continues:
+        resumed = self._resumed.pop(stream_id, None) if message is None else None
+        if resumed is not None and session_id is not None:
+            # The priming event of a stream a replay re-opened: resuming after the last row
+            # the replay read is what it means, so its id is that row's, and nothing is
+            # written (no I/O: the SDK re-opens the stream for live events right after it).
+            return event_id(session_id, resumed)
+        if session_id is None or message is None:
             # Checked before the session exists: a refused event leaves nothing behind.
             check_record(_row(text, 0))
             info = await self.store.create_session(metadata=mark(ADAPTER, {STREAM_KEY: stream_id}))
@@ -131,14 +132,17 @@ class HelixEventStore(EventStore):
         )
 
     def _remember(self, stream_id: StreamId, session_id: str, next_index: int) -> None:
+        # A stream id names one session at a time (a session, one stream id: its metadata's).
+        previous = self._streams.get(stream_id)
+        if previous is not None and previous != session_id:
+            self._next.pop(previous, None)
         self._streams[stream_id] = session_id
         self._streams.move_to_end(stream_id)
         self._next[session_id] = next_index
         while len(self._streams) > self._max_streams:
             forgotten, forgotten_session = self._streams.popitem(last=False)
-            self._resumed.discard(forgotten)
-            if forgotten_session not in self._streams.values():
-                self._next.pop(forgotten_session, None)
+            self._resumed.pop(forgotten, None)
+            self._next.pop(forgotten_session, None)
 
     async def replay_events_after(
         self, last_event_id: EventId, send_callback: EventCallback
@@ -153,42 +157,37 @@ class HelixEventStore(EventStore):
         stream_id = None if info is None else self._stream_of(info)
         if info is None or stream_id is None or index >= info.message_count:
             return None
-        rows = await self._rows_after(session_id, index + 1)
-        if rows is None:
-            return None
-        for following, message in rows:
-            await send_callback(EventMessage(message, event_id(session_id, following)))
-        following = rows[-1][0] + 1 if rows else index + 1
+        following = index + 1
+        async for start, rows in self._pages(session_id, following):
+            if start == index + 1 and rows and _row_id(rows[0]) != str(start):
+                return None  # retention dropped events the client has not seen (MCP-5)
+            for event in _events(session_id, start, rows):
+                await send_callback(event)
+            following = start + len(rows)
         # The tail read under the lock: no write of this instance lands unseen before the
         # stream is re-opened (the SDK registers it for live events when this returns).
+        tail: list[EventMessage] = []
         async with self._lock(session_id):
-            tail = await self._rows_after(session_id, following) or []
-            self._remember(stream_id, session_id, await self.store.get_message_count(session_id))
-            self._resumed.add(stream_id)
-        for following, message in tail:
-            await send_callback(EventMessage(message, event_id(session_id, following)))
+            async for start, rows in self._pages(session_id, following):
+                tail += _events(session_id, start, rows)
+                following = start + len(rows)
+            self._remember(stream_id, session_id, following)
+            self._resumed[stream_id] = following - 1
+        for event in tail:
+            await send_callback(event)
         return stream_id
 
-    async def _rows_after(
+    async def _pages(
         self, session_id: str, start: int
-    ) -> list[tuple[int, JSONRPCMessage]] | None:
-        """The messages of rows ``start..`` with their indexes; ``None`` if retention dropped
-        row ``start`` (the replay would have a gap, MCP-5)."""
+    ) -> AsyncIterator[tuple[int, Sequence[Message]]]:
+        """The rows from index ``start`` on, ``REPLAY_PAGE`` per read, each page with the
+        index of its first row."""
         cursor: str | None = encode_message_cursor(session_id, "asc", start)
-        found: list[tuple[int, JSONRPCMessage]] = []
-        following = start
         while cursor is not None:
             page = await self.store.page_messages(session_id, limit=REPLAY_PAGE, cursor=cursor)
-            head = page.messages[0] if page.messages else None
-            if following == start and head is not None and getattr(head, "id", None) != str(start):
-                return None
-            for row in page.messages:
-                message = _message(row, session_id)
-                if message is not None:
-                    found.append((following, message))
-                following += 1
+            yield start, page.messages
+            start += len(page.messages)
             cursor = page.next_cursor
-        return found
 
     def _stream_of(self, info: SessionInfo) -> StreamId | None:
         """The stream id of a live stream session, ``None`` for any other session."""
@@ -234,6 +233,20 @@ def _json(stream_id: StreamId, message: JSONRPCMessage) -> str:
 
 def _row(text: str | None, index: int) -> ChatMessage:
     return ChatMessage(role="assistant", content=None, id=str(index), **{EVENT_FIELD: text})
+
+
+def _row_id(row: object) -> str | None:
+    return getattr(row, "id", None)
+
+
+def _events(session_id: str, start: int, rows: Sequence[Message]) -> list[EventMessage]:
+    """The events of ``rows`` (row ``start`` first), priming events and others' rows left out."""
+    found = []
+    for offset, row in enumerate(rows):
+        message = _message(row, session_id)
+        if message is not None:
+            found.append(EventMessage(message, event_id(session_id, start + offset)))
+    return found
 
 
 def _message(row: object, session_id: str) -> JSONRPCMessage | None:
