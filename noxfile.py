@@ -18,6 +18,8 @@ nox.options.sessions = [
     "openai_agents",
     "repo",
     "adk",
+    "mcp",
+    "mcp_lowest",
 ]
 
 BACKENDS = {
@@ -71,7 +73,15 @@ SUITES = {
         "packages/helix-agents-adk",
         "The Google ADK session service: ADK's contract restated, on ADK's own and on ours.",
     ),
+    "mcp": (
+        "packages/helix-agents-mcp",
+        "The MCP event store on every backend, with the SDK's own resumability tests (newest mcp).",
+    ),
 }
+
+# The lowest release of a framework an adapter declares, layered over the workspace by
+# `uv run --with` (the locked .venv is left as it is).
+LOWEST = {"mcp_lowest": ("packages/helix-agents-mcp", ("mcp==2.0.0", "mcp-types==2.0.0"))}
 
 
 def _suite(folder: str, doc: str) -> Callable[[nox.Session], None]:
@@ -84,6 +94,19 @@ def _suite(folder: str, doc: str) -> Callable[[nox.Session], None]:
 
 for _name, (_folder, _doc) in SUITES.items():
     nox.session(_suite(_folder, _doc), name=_name)
+
+
+def _lowest(folder: str, pins: tuple[str, ...]) -> Callable[[nox.Session], None]:
+    def run(session: nox.Session) -> None:
+        with_pins = [arg for pin in pins for arg in ("--with", pin)]
+        uv_run(session, *with_pins, "pytest", folder, *session.posargs)
+
+    run.__doc__ = f"{folder} on the lowest framework release it declares: {', '.join(pins)}."
+    return run
+
+
+for _name, (_folder, _pins) in LOWEST.items():
+    nox.session(_lowest(_folder, _pins), name=_name)
 
 
 @nox.session

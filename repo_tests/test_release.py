@@ -99,11 +99,35 @@ from helix_agents.langgraph import HelixCheckpointSaver
         assert got and got.state == {"k": 1}
 """,
     ),
+    "helix-agents-mcp": _ON_MEMORY.format(
+        imports="""
+from mcp_types import JSONRPCResponse
+from helix_agents.mcp import HelixEventStore
+""",
+        body="""
+        events = HelixEventStore(store)
+        first = await events.store_event("1", None)
+        await events.store_event("1", JSONRPCResponse(jsonrpc="2.0", id=1, result={}))
+        sent = []
+
+        async def send(event):
+            sent.append(event.message)
+
+        assert await events.replay_events_after(first, send) == "1"
+        assert sent == [JSONRPCResponse(jsonrpc="2.0", id=1, result={})]
+""",
+    ),
     "helix-agents-cli": "from helix_agents.cli import app",
 }
 # The distributions that take a store and pick no backend: the memory wheel goes beside them.
 WITH_MEMORY = frozenset(
-    ("helix-agents-langgraph", "helix-agents-openai-agents", "helix-agents-adk", "helix-agents-cli")
+    (
+        "helix-agents-langgraph",
+        "helix-agents-openai-agents",
+        "helix-agents-adk",
+        "helix-agents-mcp",
+        "helix-agents-cli",
+    )
 )
 
 

@@ -24,6 +24,7 @@ from helix_agents.core.adapters import ADAPTER_KEY
 from helix_agents.core.errors import ForeignSessionError
 from helix_agents.core.messages import dump_message
 from helix_agents.langgraph import HelixCheckpointSaver
+from helix_agents.mcp import HelixEventStore
 from helix_agents.openai_agents import HelixSession
 
 pytestmark = pytest.mark.anyio
@@ -150,3 +151,31 @@ async def test_adp3_a_shared_session_is_read_by_every_adapter(store: SessionStat
     assert [e.content.parts[0].text for e in session.events if e.content and e.content.parts] == [
         "hi"
     ]  # only the ADK event, not the app's row or the SDK's item
+
+
+async def _replayed(events: HelixEventStore, last_event_id: str) -> list[object]:
+    sent: list[object] = []
+
+    async def send(event: object) -> None:
+        sent.append(event)
+
+    assert await events.replay_events_after(last_event_id, send) is None
+    return sent
+
+
+@pytest.mark.parametrize("owner", ADAPTERS)
+async def test_adp1_adp2_mcp_streams_and_the_others_sessions_stay_apart(
+    store: SessionStateStore, owner: str
+) -> None:
+    # The MCP event store writes only the streams it creates (ids it mints, marked `mcp`),
+    # so it never writes another's session; another's session is no stream to it.
+    await ADAPTERS[owner].write(store)
+    before = await _snapshot(store)
+    events = HelixEventStore(store)
+    assert await _replayed(events, f"{SID}:0") == []
+    assert await _snapshot(store) == before
+    stream = (await events.store_event("1", None)).rpartition(":")[0]
+    info = await store.get_session(stream)
+    assert info is not None and info.metadata[ADAPTER_KEY] == "mcp"  # ADP-1
+    assert await _snapshot(store) == before
+    assert not await ADAPTERS[owner].sees_nothing(store)  # the owner still has its session

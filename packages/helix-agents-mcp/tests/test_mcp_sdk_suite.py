@@ -1,0 +1,38 @@
+"""The MCP SDK's own streamable-HTTP and resumability tests, run against HelixEventStore.
+
+See sdk_suite/run_mcp_sdk_tests.py: the tests come from the sdist of the installed SDK
+(cached outside the repository), the event stores they build are swapped for
+HelixEventStore by sdk_suite/helix_mcp_plugin.py, and sdk_suite/deselect.txt names what
+does not run and why. Each backend's counts are printed.
+"""
+
+from __future__ import annotations
+
+import pytest
+import run_mcp_sdk_tests
+from helix_backends import BACKENDS
+from helix_fixtures import found_server
+
+from helix_agents.contract.servers import POSTGRES_ENV, REDIS_ENV
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_sdk_resumability_tests_pass_on_helix_event_store(
+    backend: str,
+    capsys: pytest.CaptureFixture[str],
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    url = found_server(request, backend)
+    if url is not None:  # the child run finds the session's server first, by its env URL
+        monkeypatch.setenv(POSTGRES_ENV if backend == "postgres" else REDIS_ENV, url)
+    counts = run_mcp_sdk_tests.run(backend, "-p", "no:randomly")
+    summary = run_mcp_sdk_tests.describe(backend, counts)
+    with capsys.disabled():
+        print(f"\n{summary}")
+    assert counts["exit"] == 0, summary
+    assert counts.get("failed", 0) == 0, summary
+    # Not an empty run: the four files hold about 90 tests that are not deselected, and
+    # 15 of them build an event store (ours, swapped in).
+    assert counts.get("passed", 0) >= 85, summary
+    assert counts.get("on_helix", 0) >= 15, summary
