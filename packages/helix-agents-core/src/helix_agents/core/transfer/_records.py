@@ -34,7 +34,7 @@ def _row(row: StoredRow) -> dict[str, Any]:
 
 def map_record(scope: str, owner: str, values: JsonObject) -> dict[str, Any]:
     """The record of one app or user map of scoped state (EXP-3)."""
-    return {"type": "scoped", "scope": scope, "owner": owner, "values": values}
+    return {"type": "scoped", "scope": scope, "owner": owner, "values": dict(sorted(values.items()))}
 
 
 def session_records(dump: SessionDump) -> Iterator[dict[str, Any]]:
@@ -57,7 +57,7 @@ def session_records(dump: SessionDump) -> Iterator[dict[str, Any]]:
         "run": None if run is None else _json(run),
         "run_ids": sorted(dump.run_ids),
         "preserved": snap.preserved,
-        "scoped": dict(snap.session_scoped),
+        "scoped": dict(sorted(snap.session_scoped.items())),
     }
     for offset, row in enumerate(snap.rows):
         yield {"type": "row", "session": sid, "index": snap.rows_from + offset, "row": _row(row)}
