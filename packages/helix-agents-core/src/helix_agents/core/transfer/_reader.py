@@ -16,6 +16,7 @@ import pydantic
 from ..context.models import OutputRef
 from ..dumps import SessionDump
 from ..errors import ValidationError
+from ..inputs import check_id
 from ..messages import JsonObject, describe, parse_message
 from ..models import Checkpoint, CommitResult, LateAnswer, PendingApproval, RunInfo
 from ..models import StoredContextItem
@@ -31,11 +32,15 @@ class ExportFileError(ValidationError):
     """An export file that cannot be carried whole: ``line`` (from 1; 0 for the file as
     a whole) and ``field`` say where; nothing of it was written (EXP-7)."""
 
-    def __init__(self, name: str, line: int, field: str | None, why: str) -> None:
+    def __init__(
+        self, name: str, line: int, field: str | None, why: str, session_id: str | None = None
+    ) -> None:
         where = f"{name} line {line}" if line else name
+        if session_id is not None:
+            where += f" (session {session_id!r})"
         if field is not None:
             where += f", field {field!r}"
-        super().__init__(f"{where}: {why}")
+        super().__init__(f"{where}: {why}", session_id=session_id)
         self.line = line
         self.field = field
 
@@ -73,6 +78,28 @@ def _get(record: dict[str, Any], key: str, kind: type | tuple[type, ...]) -> Any
     if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _types(kind)):
         raise _Bad(key, f"{value!r} is not of the expected type")
     return value
+
+
+def _id(record: dict[str, Any], key: str, *, optional: bool = False) -> str | None:
+    value = record.get(key) if optional else _get(record, key, str)
+    try:
+        return check_id(value, key, optional=optional)
+    except ValidationError as exc:
+        raise _Bad(key, exc.message) from None
+
+
+def _keys(record: dict[str, Any], key: str) -> JsonObject:
+    values: JsonObject = _get(record, key, dict)
+    for name in values:
+        try:
+            check_id(name, key)
+        except ValidationError as exc:
+            raise _Bad(key, exc.message) from None
+    return values
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def _types(kind: type | tuple[type, ...]) -> tuple[type, ...]:
@@ -140,6 +167,19 @@ class _Block:
         adder(self, record)
         self.records += 1
 
+    def _check_indexes(self, count: int) -> None:
+        """Every index a record names is a row the session has (or had)."""
+        named = [
+            *(("item.delivered", at) for _, at in self.items.values()),
+            *(("answer.delivered", at) for _, at in self.late.values()),
+            *(("checkpoint.message_count", cp.message_count) for cp in self.checkpoints.values()),
+            *(("commit.message_count", c.message_count) for c in self.commits.values()),
+            *(("compaction.boundary", boundary) for boundary, _ in self.compactions),
+        ]
+        for where, index in named:
+            if index is not None and index > count - where.endswith("delivered"):
+                raise _Bad(where, f"{index} is past the session's {count} rows")
+
     def dump(self) -> SessionDump:
         """The block as a :class:`SessionDump` (its version is meaningless: 0)."""
         head = self.head
@@ -150,6 +190,10 @@ class _Block:
                 f"{head['message_count']} is not first_index {first} plus the "
                 f"{len(self.rows)} rows of the block",
             )
+        self._check_indexes(head["message_count"])
+        run = head["run"]
+        if run is not None and run.run_id not in head["run_ids"]:
+            raise _Bad("run_ids", f"lacks the current run {run.run_id!r}")
         snapshot = Snapshot(
             session_id=head["session"],
             version=0,
@@ -221,7 +265,7 @@ def _add_approval(b: _Block, r: dict[str, Any]) -> None:
 
 
 def _add_resolved(b: _Block, r: dict[str, Any]) -> None:
-    approval_id = _get(r, "approval_id", str)
+    approval_id = str(_id(r, "approval_id"))
     _once(b.resolved, approval_id, "approval_id")
     if approval_id in b.pending:
         raise _Bad("approval_id", f"{approval_id!r} is also pending")
@@ -235,7 +279,7 @@ def _add_checkpoint(b: _Block, r: dict[str, Any]) -> None:
 
 
 def _add_commit(b: _Block, r: dict[str, Any]) -> None:
-    commit_id = _get(r, "commit_id", str)
+    commit_id = str(_id(r, "commit_id"))
     _once(b.commits, commit_id, "commit_id")
     b.commits[commit_id] = CommitResult(
         first_index=_index(r, "first_index"), message_count=_index(r, "message_count")
@@ -270,14 +314,14 @@ def _head(r: dict[str, Any]) -> dict[str, Any]:
     """The checked fields of a ``session`` record."""
     run = r.get("run")
     run_ids = _get(r, "run_ids", list)
-    if not all(isinstance(rid, str) for rid in run_ids):
-        raise _Bad("run_ids", "not a list of run ids")
-    user_id = r.get("user_id")
-    if user_id is not None and not isinstance(user_id, str):
-        raise _Bad("user_id", f"{user_id!r} is not a user id")
+    for rid in run_ids:
+        try:
+            check_id(rid, "run_ids")
+        except ValidationError as exc:
+            raise _Bad("run_ids", exc.message) from None
     return {
-        "session": _get(r, "session", str),
-        "user_id": user_id,
+        "session": _id(r, "session"),
+        "user_id": _id(r, "user_id", optional=True),
         "metadata": _get(r, "metadata", dict),
         "created_at": _at(r, "created_at"),
         "last_activity_at": _at(r, "last_activity_at"),
@@ -287,7 +331,7 @@ def _head(r: dict[str, Any]) -> dict[str, Any]:
         "run": None if run is None else _model(r, "run", RunInfo),
         "run_ids": run_ids,
         "preserved": _get(r, "preserved", bool),
-        "scoped": _get(r, "scoped", dict),
+        "scoped": _keys(r, "scoped"),
     }
 
 
@@ -317,7 +361,7 @@ def read_export(lines: Iterable[str], name: str) -> Iterator[ScopedMap | Session
             if ended:
                 raise _Bad(None, "data after the end record")
             try:
-                record = json.loads(line)
+                record = json.loads(line, parse_constant=_no_constant)
             except (ValueError, RecursionError) as exc:
                 raise _Bad(None, f"not JSON: {exc}") from None
             if not isinstance(record, dict):
@@ -341,8 +385,8 @@ def read_export(lines: Iterable[str], name: str) -> Iterator[ScopedMap | Session
                 scope = _get(record, "scope", str)
                 if scope not in ("app", "user"):
                     raise _Bad("scope", f"{scope!r} is not app or user")
-                owner = _get(record, "owner", str)
-                yield ScopedMap(scope, owner, _get(record, "values", dict), number)
+                owner = str(_id(record, "owner"))
+                yield ScopedMap(scope, owner, _keys(record, "values"), number)
                 maps += 1
             elif kind == "end":
                 counts = {"sessions": sessions, "maps": maps, "records": records}
@@ -355,7 +399,8 @@ def read_export(lines: Iterable[str], name: str) -> Iterator[ScopedMap | Session
             else:
                 block.add(str(kind), record)
         except _Bad as bad:
-            raise ExportFileError(name, number, bad.field, bad.why) from None
+            sid = None if block is None else block.head["session"]
+            raise ExportFileError(name, number, bad.field, bad.why, sid) from None
     if number == 0:
         raise ExportFileError(name, 0, None, f"empty file, not a {FORMAT} file")
     if not ended:
@@ -366,4 +411,4 @@ def _finish(block: _Block, name: str) -> SessionBlock:
     try:
         return SessionBlock(block.dump(), block.line)
     except _Bad as bad:
-        raise ExportFileError(name, block.line, bad.field, bad.why) from None
+        raise ExportFileError(name, block.line, bad.field, bad.why, block.head["session"]) from None
