@@ -59,7 +59,9 @@ async def fresh(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator
     if schemas:
         with psycopg.connect(request.getfixturevalue("pg_server"), autocommit=True) as conn:
             for schema in schemas:
-                conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+                conn.execute(
+                    sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema))
+                )
     if prefixes:
         with redis.Redis.from_url(request.getfixturevalue("helix_redis_url")) as client:
             for prefix in prefixes:

@@ -10,8 +10,8 @@ are listed under "Backend API" in the changelog.
 
 from .base import StoreBase
 from .clock import utcnow
-from .dumps import DUMP_WANT, SessionDump
 from .cursors import decode_message_cursor, encode_message_cursor
+from .dumps import DUMP_WANT, SessionDump
 from .handles import SessionHandles
 from .inprocess import (
     SessionRecords,

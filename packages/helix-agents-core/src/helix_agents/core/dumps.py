@@ -40,4 +40,3 @@ class SessionDump:
     commits: Sequence[tuple[str, CommitResult]] = ()
     outputs: Sequence[tuple[OutputRef, str]] = ()
     compactions: Sequence[tuple[int, StoredRow]] = ()
-

@@ -21,8 +21,7 @@ _STATEMENTS = {
     "snapshot": "SELECT * FROM {s}.__agents_snapshot(%s::text, %s::jsonb)",
     "runs": "SELECT run_id FROM {s}.__agents_runs WHERE session_id = %s",
     "queued": "SELECT queue, body, delivered_at FROM {s}.__agents_queued WHERE session_id = %s",
-    "resolved": "SELECT approval_id FROM {s}.__agents_approvals"
-    " WHERE session_id = %s AND resolved",
+    "resolved": "SELECT approval_id FROM {s}.__agents_approvals WHERE session_id = %s AND resolved",
     "commits": "SELECT commit_id, first_index, message_count FROM {s}.__agents_commits"
     " WHERE session_id = %s",
     "outputs": "SELECT ref, content FROM {s}.__agents_outputs WHERE session_id = %s",

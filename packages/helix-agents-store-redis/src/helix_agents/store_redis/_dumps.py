@@ -59,7 +59,9 @@ def session_dump(session_id: str, reply: list[Any]) -> SessionDump:
     )
 
 
-async def map_owners(client: Redis | RedisCluster, keys: KeySpace) -> AsyncIterator[tuple[str, str]]:
+async def map_owners(
+    client: Redis | RedisCluster, keys: KeySpace
+) -> AsyncIterator[tuple[str, str]]:
     """The ``(scope, owner)`` of every app and user map (SCAN over every primary)."""
     pattern = keys.pattern.removesuffix("*") + "scs:{*}:map"
     head = keys.base + "scs:{"
@@ -80,4 +82,3 @@ async def map_owners(client: Redis | RedisCluster, keys: KeySpace) -> AsyncItera
         scope, _, owner = tag.partition(":")
         if scope in ("app", "user"):
             yield scope, owner
-

@@ -6,9 +6,9 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..models import Checkpoint, LateAnswer, ListedSession, SessionSummary, StoredContextItem
 from ..dumps import DUMP_WANT, SessionDump
 from ..messages import JsonObject
+from ..models import Checkpoint, LateAnswer, ListedSession, SessionSummary, StoredContextItem
 from ..seam import Snapshot, Want
 from . import _checkpoints
 from ._records import SessionRecords

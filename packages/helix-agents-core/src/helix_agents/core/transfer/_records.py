@@ -34,7 +34,8 @@ def _row(row: StoredRow) -> dict[str, Any]:
 
 def map_record(scope: str, owner: str, values: JsonObject) -> dict[str, Any]:
     """The record of one app or user map of scoped state (EXP-3)."""
-    return {"type": "scoped", "scope": scope, "owner": owner, "values": dict(sorted(values.items()))}
+    values = dict(sorted(values.items()))
+    return {"type": "scoped", "scope": scope, "owner": owner, "values": values}
 
 
 def session_records(dump: SessionDump) -> Iterator[dict[str, Any]]:

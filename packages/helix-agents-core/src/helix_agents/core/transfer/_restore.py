@@ -91,8 +91,7 @@ def plans_of(dump: SessionDump) -> list[Plan]:
     start = archive[0][0] if archive else first
     if [index for index, _ in archive] != list(range(start, first)):
         raise ValidationError(
-            f"session {sid!r}: the archived rows are not the rows just below first_index "
-            f"{first}",
+            f"session {sid!r}: the archived rows are not the rows just below first_index {first}",
             session_id=sid,
         )
     ui_dropped = snap.ui_count - _ui(snap.rows) - _ui([row for _, row in archive])
