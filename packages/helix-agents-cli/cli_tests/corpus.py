@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from helix_agents.contract.rules_context import ctx
 from helix_agents.core import (
     ChatMessage,
     Checkpoint,
@@ -85,8 +86,8 @@ async def build_corpus(url: str) -> dict[str, Any]:
                 ),
             ),
         )
-        ref = await store.store_output("ctx", LONG_OUTPUT, tool_name="search", key="out-1")
-        await store.record_compaction("ctx", Compaction(boundary=6, summary="Asked 2 things."))
+        ref = await ctx(store).store_output("ctx", LONG_OUTPUT, tool_name="search", key="out-1")
+        await ctx(store).record_compaction("ctx", Compaction(boundary=6, summary="Asked 2 things."))
         await store.add_pending_approvals(
             "ctx",
             [
@@ -127,5 +128,5 @@ async def build_corpus(url: str) -> dict[str, Any]:
                 scoped_state=(ScopedStateDelta(scope="session", changes={"step": 2}),),
             ),
         )
-        await store.record_compaction("ctx", Compaction(boundary=9, summary="Then 2 more."))
+        await ctx(store).record_compaction("ctx", Compaction(boundary=9, summary="Then 2 more."))
     return {"output_id": ref.output_id, "last_commit": last}

@@ -14,6 +14,7 @@ import pytest
 import redis
 from psycopg import sql
 
+from helix_agents.contract.rules_context import ctx
 from helix_agents.core import (
     ChatMessage,
     MessageCommit,
@@ -79,7 +80,7 @@ async def _view(store: SessionStateStore, output_id: str) -> dict[str, Any]:
     for sid in IDS:
         info = await store.get_session(sid)
         assert info is not None, sid
-        window = await store.get_window(sid)
+        window = await ctx(store).get_window(sid)
         seen[sid] = {
             "info": info.model_dump(mode="json"),
             "ui": await store.get_ui_message_count(sid),
@@ -94,7 +95,7 @@ async def _view(store: SessionStateStore, output_id: str) -> dict[str, Any]:
         }
     seen["app"] = await store.get_scoped_state("app", "app-travel")
     seen["user"] = await store.get_scoped_state("user", "alice")
-    seen["output"] = (await store.read_output("ctx", output_id, end_line=300)).model_dump()
+    seen["output"] = (await ctx(store).read_output("ctx", output_id, end_line=300)).model_dump()
     return seen
 
 
@@ -124,10 +125,10 @@ async def _next_turn(store: SessionStateStore, built: dict[str, Any]) -> None:
         ),
     )
     assert (landed.first_index, landed.replayed) == (last.message_count, False)
-    window = await store.get_window("ctx")
+    window = await ctx(store).get_window("ctx")
     assert window.start == 9 and window.summary is not None
     assert window.summary.content == "Then 2 more." and window.preserved
-    text = await store.read_output("ctx", built["output_id"], end_line=2)
+    text = await ctx(store).read_output("ctx", built["output_id"], end_line=2)
     assert [line.text for line in text.lines] == LONG_OUTPUT.split("\n")[:2]
     assert await store.resolve_approval("ctx", "ap-1") == "already-resolved"
     again = PendingApproval(

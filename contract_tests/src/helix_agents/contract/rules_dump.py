@@ -9,6 +9,8 @@ from typing import Any, cast
 import pytest
 
 from helix_agents.core import (
+    ChatMessage,
+    ContextMessage,
     ScopedStateDelta,
     SessionExistsError,
     SessionStateStore,
@@ -32,6 +34,7 @@ from ._helpers import (
     start,
     user,
 )
+from .rules_context import ctx
 
 _TEXT = "first line\nsecond line\n" + "x" * 3000
 
@@ -63,8 +66,8 @@ async def _everything(store: SessionStateStore, sid: str = "full") -> str:
             ),
         ),
     )
-    ref = await store.store_output(sid, _TEXT, tool_name="grep", key="out-key")
-    await store.record_compaction(sid, Compaction(boundary=4, summary="so far"))
+    ref = await ctx(store).store_output(sid, _TEXT, tool_name="grep", key="out-key")
+    await ctx(store).record_compaction(sid, Compaction(boundary=4, summary="so far"))
     await store.add_pending_approvals(sid, [approval("ap1"), approval("ap2", 1)])
     await store.resolve_approval(sid, "ap1")
     await store.save_checkpoint(sid, checkpoint("cp1", 6))
@@ -110,7 +113,9 @@ class DumpRules:
             info.last_activity_at,
         )
         assert snap.current_run == info.current_run and sorted(dump.run_ids) == ["r1", "r2"]
-        assert [dump_message(m) for m in snap.rows] == [
+        rows = [m for m in snap.rows if isinstance(m, ChatMessage | ContextMessage)]
+        assert len(rows) == len(snap.rows)  # a file's rows are parsed
+        assert [dump_message(m) for m in rows] == [
             dump_message(m) for m in await store.get_messages("full")
         ]
         assert snap.ui_count == await store.get_ui_message_count("full") == 5
@@ -170,7 +175,7 @@ class DumpRules:
         report = await import_lines(store, lambda: iter(lines), "f")
         assert sorted(report.written) == ["full", "plain"]
         assert _blocks(await _file(store, ["full", "plain"])) == records
-        text = await store.read_output("full", output_id, end_line=1)
+        text = await ctx(store).read_output("full", output_id, end_line=1)
         assert [line.text for line in text.lines] == ["first line"]
         again = await import_lines(store, lambda: iter(lines), "f")
         assert sorted(again.present) == ["full", "plain"] and not again.written

@@ -34,13 +34,13 @@ async def import_file(url: str, path: Path, *, as_json: bool) -> None:
     async with open_store(url) as store:
         with progress_bar() as bar:
             task = bar.add_task("import", total=None)
+
+            def done(sid: str) -> None:
+                written.append(sid)
+                bar.advance(task)
+
             try:
-                report = await import_lines(
-                    store,
-                    lambda: _lines(path),
-                    name,
-                    on_session=lambda sid: (written.append(sid), bar.advance(task)),
-                )
+                report = await import_lines(store, lambda: _lines(path), name, on_session=done)
             except ExportFileError as exc:
                 if written:  # the file changed between the check and the write
                     raise _stopped(exc, written) from exc

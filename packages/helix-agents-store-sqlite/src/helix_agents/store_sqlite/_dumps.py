@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
+from typing import Any
 
 from helix_agents.core import CommitResult, JsonObject, LateAnswer, StoredContextItem
 from helix_agents.core.backend import DUMP_WANT, SessionDump
@@ -37,7 +38,7 @@ def dump(db: sqlite3.Connection, sid: str) -> SessionDump | None:
         if snap is None:
             return None
 
-        def rows(sql: str) -> list[tuple[str, ...]]:
+        def rows(sql: str) -> list[Any]:
             return db.execute(sql, (sid,)).fetchall()
 
         return SessionDump(

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..errors import session_not_found
 from ..protocol import SessionStateStore
+from ..seam import Engine
 from ._records import FORMAT, VERSION, dumps, map_record, session_records
 from ._restore import engine_of
 
@@ -27,6 +28,9 @@ async def export_lines(
     the ``end`` record with the counts. A session that is gone when its turn comes is a
     :class:`~helix_agents.core.SessionNotFoundError`."""
     engine = engine_of(store)
+    kind = type(engine)
+    if kind.dump is Engine.dump or kind.scoped_maps is Engine.scoped_maps:
+        await Engine.dump(engine, "")  # the default: refuses, naming the store
     header: dict[str, Any] = {"type": FORMAT, "version": VERSION}
     if source is not None:
         header["source"] = source

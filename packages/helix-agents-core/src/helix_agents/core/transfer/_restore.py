@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
+from functools import partial
 from itertools import islice
 from typing import Literal
 
@@ -22,7 +23,7 @@ from ..errors import ConcurrencyConflictError, SessionExistsError, ValidationErr
 from ..messages import ChatMessage, ContextMessage, Message
 from ..models import PendingApproval, RunInfo
 from ..protocol import SessionStateStore
-from ..seam import Changes, Engine, NewSession, Refused, StoredRow, Want
+from ..seam import Changes, Engine, NewSession, Queue, Refused, StoredRow, Want
 from ._records import dumps, session_records
 
 __all__ = ["Outcome", "engine_of", "first_version_of", "plans_of", "restore_session"]
@@ -81,7 +82,7 @@ Plan = Callable[[], Changes]
 
 def plans_of(dump: SessionDump) -> list[Plan]:
     """The plans that write every record of ``dump`` into a new session, in order; each
-    builds its :class:`Changes` when called (placeholder and row chunks are not held)."""
+    builds its :class:`Changes` when called."""
     snap = dump.snapshot
     sid = snap.session_id
     at: datetime = snap.last_activity_at
@@ -102,42 +103,43 @@ def plans_of(dump: SessionDump) -> list[Plan]:
     hidden = _placeholders(start, ui_dropped)
     for lo in range(0, start, CHUNK):
         hi = min(lo + CHUNK, start)
-        plans.append(lambda lo=lo, hi=hi: Changes(at, rows=hidden[lo:hi], drop_below=hi))
+        plans.append(partial(Changes, at, rows=hidden[lo:hi], drop_below=hi))
     for lo in range(0, len(archive), CHUNK):
         part = [row for _, row in archive[lo : lo + CHUNK]]
         end = start + lo + len(part)
-        plans.append(lambda p=part, e=end: Changes(at, rows=p, drop_below=e, archive=True))
+        plans.append(partial(Changes, at, rows=part, drop_below=end, archive=True))
     kept = [row_message(row) for row in snap.rows]
     for chunk in _chunks(kept):
-        plans.append(lambda c=chunk: Changes(at, rows=c))
+        plans.append(partial(Changes, at, rows=chunk))
     current = snap.current_run
     for run_id in sorted(set(dump.run_ids) - {None if current is None else current.run_id}):
         past = RunInfo(run_id=run_id, status="completed", started_at=at, ended_at=at)
-        plans.append(lambda r=past: Changes(at, run=r))
+        plans.append(partial(Changes, at, run=past))
     if current is not None:
-        plans.append(lambda: Changes(at, run=current))
+        plans.append(partial(Changes, at, run=current))
     for item, _ in dump.context_items:
-        plans.append(lambda i=item: Changes(at, enqueue=i))
+        plans.append(partial(Changes, at, enqueue=item))
     for answer, _ in dump.late_answers:
-        plans.append(lambda a=answer: Changes(at, enqueue=a))
+        plans.append(partial(Changes, at, enqueue=answer))
+    deliveries: list[tuple[Queue, str, int]]
     deliveries = [("context", i.key, n) for i, n in dump.context_items if n is not None]
     deliveries += [("late", a.call_id, n) for a, n in dump.late_answers if n is not None]
     if deliveries:
-        plans.append(lambda: Changes(at, deliveries=deliveries))  # type: ignore[arg-type]
+        plans.append(partial(Changes, at, deliveries=deliveries))
     if snap.pending:
-        plans.append(lambda: Changes(at, approvals=list(snap.pending)))
+        plans.append(partial(Changes, at, approvals=list(snap.pending)))
     for approval_id in dump.resolved:
         # Only a resolved id is kept; it is added, then resolved, like any approval.
         stub = PendingApproval(
             approval_id=approval_id, tool_name="", tool_call_id="", input=None, requested_at=at
         )
-        plans.append(lambda s=stub: Changes(at, approvals=[s], resolve=s.approval_id))
+        plans.append(partial(Changes, at, approvals=[stub], resolve=approval_id))
     for cp in snap.checkpoints:
-        plans.append(lambda c=cp: Changes(at, checkpoint=c))
+        plans.append(partial(Changes, at, checkpoint=cp))
     for commit in dump.commits:
-        plans.append(lambda c=commit: Changes(at, commit=c))
+        plans.append(partial(Changes, at, commit=commit))
     for output in dump.outputs:
-        plans.append(lambda o=output: Changes(at, output=o))
+        plans.append(partial(Changes, at, output=output))
     for boundary, summary in dump.compactions:
         row = row_message(summary)
         if not isinstance(row, ContextMessage):
@@ -145,10 +147,10 @@ def plans_of(dump: SessionDump) -> list[Plan]:
                 f"session {sid!r}: the summary of a compaction is not a context row",
                 session_id=sid,
             )
-        plans.append(lambda b=boundary, r=row: Changes(at, compaction=(b, r)))
+        plans.append(partial(Changes, at, compaction=(boundary, row)))
     scoped = {("session", sid): dict(snap.session_scoped)} if snap.session_scoped else {}
     if scoped or snap.preserved:
-        plans.append(lambda: Changes(at, scoped=scoped, preserve=snap.preserved))
+        plans.append(partial(Changes, at, scoped=scoped, preserve=snap.preserved))
     return plans
 
 
