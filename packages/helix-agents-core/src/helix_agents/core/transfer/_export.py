@@ -27,7 +27,7 @@ async def export_lines(
     ``whole_store``, else every app map and the user maps of the sessions' users), then
     the ``end`` record with the counts. A session that is gone when its turn comes is a
     :class:`~helix_agents.core.SessionNotFoundError`."""
-    engine = engine_of(store)
+    engine = await engine_of(store)
     kind = type(engine)
     if kind.dump is Engine.dump or kind.scoped_maps is Engine.scoped_maps:
         await Engine.dump(engine, "")  # the default: refuses, naming the store

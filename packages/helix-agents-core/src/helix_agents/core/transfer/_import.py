@@ -85,7 +85,7 @@ async def import_lines(
     """Import the export file whose lines ``lines()`` yields (called twice: the file is
     read once to check it, then again to write it, so one session is in memory at a time).
     ``on_session(id)`` is called after each session is written."""
-    engine = engine_of(store)
+    engine = await engine_of(store)
     report = ImportReport()
     report.sessions = check_export(lines(), name)
     for entry in read_export(lines(), name):

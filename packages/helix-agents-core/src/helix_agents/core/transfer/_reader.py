@@ -21,8 +21,9 @@ __all__ = ["ExportFileError", "ScopedMap", "SessionBlock", "read_export"]
 
 
 class ExportFileError(ValidationError):
-    """An export file that cannot be carried whole: ``line`` (from 1; 0 for the file as
-    a whole) and ``field`` say where; nothing of it was written (EXP-7)."""
+    """An export file that cannot be carried whole: in file ``name``, ``line`` (from 1; 0
+    for the file as a whole) and ``field`` say where, ``why`` what; nothing of it was
+    written (EXP-7)."""
 
     def __init__(
         self, name: str, line: int, field: str | None, why: str, session_id: str | None = None
@@ -33,6 +34,8 @@ class ExportFileError(ValidationError):
         if field is not None:
             where += f", field {field!r}"
         super().__init__(f"{where}: {why}", session_id=session_id)
+        self.name = name
+        self.why = why
         self.line = line
         self.field = field
 

@@ -38,7 +38,7 @@ CHUNK = 500
 _HEAD = Want()
 
 
-def engine_of(store: SessionStateStore) -> Engine:
+async def engine_of(store: SessionStateStore) -> Engine:
     """The engine under ``store``, once it is open; a store not built on the engine seam
     cannot be exported or imported (EXP-2)."""
     if not isinstance(store, StoreBase):
@@ -46,7 +46,8 @@ def engine_of(store: SessionStateStore) -> Engine:
             f"{type(store).__name__} is not built on helix_agents.core.backend.StoreBase; "
             "export and import need its engine (docs/export.md)"
         )
-    store._check_open()
+    # The engine is used directly: a public read first refuses a store not open (INP-5).
+    await store.list_all_sessions(first=1)
     return store.engine
 
 
