@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, cast
+from typing import Any
 
 import pytest
 
@@ -15,7 +15,6 @@ from helix_agents.core import (
     SessionExistsError,
     SessionStateStore,
 )
-from helix_agents.core.backend import StoreBase
 from helix_agents.core.context import Compaction
 from helix_agents.core.messages import dump_message
 from helix_agents.core.transfer import SessionBlock, export_lines, import_lines, read_export
@@ -35,6 +34,7 @@ from ._helpers import (
     user,
 )
 from .rules_context import ctx
+from .rules_engine import _based
 
 _TEXT = "first line\nsecond line\n" + "x" * 3000
 
@@ -98,7 +98,7 @@ class DumpRules:
         self, store: SessionStateStore
     ) -> None:
         output_id = await _everything(store)
-        engine = cast(StoreBase, store).engine
+        engine = _based(store).engine
         assert await engine.dump("nope") is None
         entries = list(read_export(await _file(store, ["full"]), "f"))
         (block,) = [e for e in entries if isinstance(e, SessionBlock)]
@@ -138,7 +138,7 @@ class DumpRules:
     async def test_DMP_2_scoped_maps_lists_every_app_and_user_map_once(
         self, store: SessionStateStore
     ) -> None:
-        engine = cast(StoreBase, store).engine
+        engine = _based(store).engine
         assert list(await engine.scoped_maps()) == []
         await _everything(store)
         await store.create_session("other")

@@ -16,7 +16,9 @@ from ..seam import StoredRow
 __all__ = ["FORMAT", "VERSION", "dumps", "map_record", "session_records"]
 
 FORMAT = "helix-store-export"
+"""The ``type`` of an export file's header (EXP-1)."""
 VERSION = 2
+"""The format version this release writes and reads (EXP-1)."""
 
 
 def dumps(record: dict[str, Any]) -> str:

@@ -17,7 +17,6 @@ from itertools import islice
 from typing import Literal
 
 from ..base._plumbing import row_message
-from ..base.store import StoreBase
 from ..dumps import SessionDump
 from ..errors import ConcurrencyConflictError, SessionExistsError, ValidationError
 from ..messages import ChatMessage, ContextMessage, Message
@@ -39,16 +38,18 @@ _HEAD = Want()
 
 
 async def engine_of(store: SessionStateStore) -> Engine:
-    """The engine under ``store``, once it is open; a store not built on the engine seam
-    cannot be exported or imported (EXP-2)."""
-    if not isinstance(store, StoreBase):
+    """The engine under ``store`` (core's ``StoreBase``, or a wrapper that passes its
+    ``engine`` through), once it is open; a store without one cannot be exported or
+    imported (EXP-2)."""
+    engine = getattr(store, "engine", None)
+    if not isinstance(engine, Engine):
         raise ValidationError(
             f"{type(store).__name__} is not built on helix_agents.core.backend.StoreBase; "
             "export and import need its engine (docs/export.md)"
         )
     # The engine is used directly: a public read first refuses a store not open (INP-5).
     await store.list_all_sessions(first=1)
-    return store.engine
+    return engine
 
 
 def first_version_of(dump: SessionDump) -> int:
