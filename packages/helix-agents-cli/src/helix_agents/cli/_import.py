@@ -39,8 +39,13 @@ async def import_file(url: str, path: Path, *, as_json: bool) -> None:
                 written.append(sid)
                 bar.advance(task)
 
+            def checked(sessions: int) -> None:
+                bar.update(task, total=sessions)
+
             try:
-                report = await import_lines(store, lambda: _lines(path), name, on_session=done)
+                report = await import_lines(
+                    store, lambda: _lines(path), name, on_checked=checked, on_session=done
+                )
             except ExportFileError as exc:
                 if written:  # the file changed between the check and the write
                     raise _stopped(exc, written) from exc

@@ -80,14 +80,18 @@ async def import_lines(
     lines: Callable[[], Iterable[str]],
     name: str,
     *,
+    on_checked: Callable[[int], object] | None = None,
     on_session: Callable[[str], object] | None = None,
 ) -> ImportReport:
     """Import the export file whose lines ``lines()`` yields (called twice: the file is
     read once to check it, then again to write it, so one session is in memory at a time).
-    ``on_session(id)`` is called after each session is written."""
+    ``on_checked(sessions)`` is called once the file passed its check, ``on_session(id)``
+    after each session is written."""
     engine = await engine_of(store)
     report = ImportReport()
     report.sessions = check_export(lines(), name)
+    if on_checked is not None:
+        on_checked(report.sessions)
     for entry in read_export(lines(), name):
         if isinstance(entry, ScopedMap):
             await _merge_map(engine, entry)
