@@ -28,12 +28,13 @@ from helix_agents.core.transfer import export_lines, import_lines
 
 from .conftest import with_option
 from .corpus import LONG_OUTPUT, build_corpus
+from .corpus_adk import adk_next_turn, adk_view
 from .seed import T0
 
 pytestmark = pytest.mark.anyio
 
 BACKENDS = ("memory", "sqlite", "postgres", "redis")
-IDS = ["chat", "ctx", "orphan", "other", "quiet"]
+CORE_IDS = ["chat", "ctx", "orphan", "other", "quiet"]
 Fresh = Callable[[str], str]
 
 
@@ -74,10 +75,14 @@ def _options(url: str) -> dict[str, Any]:
     return {"auto_migrate": True} if url.startswith("postgres") else {}
 
 
+async def _ids(store: SessionStateStore) -> list[str]:
+    return [s.id for s in (await store.list_all_sessions(first=500)).sessions]
+
+
 async def _view(store: SessionStateStore, output_id: str) -> dict[str, Any]:
     """Everything the protocol reads of the corpus (not through the export)."""
     seen: dict[str, Any] = {}
-    for sid in IDS:
+    for sid in await _ids(store):
         info = await store.get_session(sid)
         assert info is not None, sid
         window = await ctx(store).get_window(sid)
@@ -96,11 +101,12 @@ async def _view(store: SessionStateStore, output_id: str) -> dict[str, Any]:
     seen["app"] = await store.get_scoped_state("app", "app-travel")
     seen["user"] = await store.get_scoped_state("user", "alice")
     seen["output"] = (await ctx(store).read_output("ctx", output_id, end_line=300)).model_dump()
+    seen["adk"] = (await adk_view(store)).model_dump(mode="json")
     return seen
 
 
 async def _export(store: SessionStateStore) -> list[str]:
-    return [line async for line in export_lines(store, IDS, whole_store=True)]
+    return [line async for line in export_lines(store, await _ids(store), whole_store=True)]
 
 
 async def _next_turn(store: SessionStateStore, built: dict[str, Any]) -> None:
@@ -157,10 +163,15 @@ async def test_every_record_moves_between_every_pair_of_backends(
         open_store(dst, **_options(dst)) as after,
     ):
         lines = await _export(before)
+        ids = await _ids(before)
+        assert set(CORE_IDS) < set(ids)  # and the ADK session
         report = await import_lines(after, lambda: iter(lines), "corpus")
-        assert sorted(report.written) == IDS and report.maps == 2
+        # app-travel, alice; ADK's app map, its map of users, ann's user map
+        assert report.written == ids and report.maps == 5
+        assert await _ids(after) == ids
         assert (await _export(after))[1:] == lines[1:]
         assert await _view(after, built["output_id"]) == await _view(before, built["output_id"])
         again = await import_lines(after, lambda: iter(lines), "corpus")
-        assert sorted(again.present) == IDS and not again.written and not again.resumed
+        assert again.present == ids and not again.written and not again.resumed
         await _next_turn(after, built)
+        await adk_next_turn(after)
