@@ -1,6 +1,6 @@
 """A store's worth of sessions using every record a store keeps (docs/export.md, EXP-13),
-an ADK session among them: what the round trip moves between backends and then reads
-back and continues."""
+ADK, LangGraph and OpenAI Agents sessions among them: what the round trip moves between
+backends and then reads back and continues."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from helix_agents.core import (
 from helix_agents.core.context import Compaction
 
 from .corpus_adk import adk_session
+from .corpus_graphs import graph_turn
 from .seed import T0, seed
 
 LONG_OUTPUT = "\n".join(f"line {i}: {'x' * (i % 7)}" for i in range(1, 301))
@@ -133,4 +134,5 @@ async def build_corpus(url: str) -> dict[str, Any]:
         await ctx(store).record_compaction("ctx", Compaction(boundary=9, summary="Then 2 more."))
     async with open_store(url, **_options(url)) as store:
         await adk_session(store)
+        await graph_turn(store, "hi")
     return {"output_id": ref.output_id, "last_commit": last}

@@ -29,6 +29,7 @@ from helix_agents.core.transfer import export_lines, import_lines
 from .conftest import with_option
 from .corpus import LONG_OUTPUT, build_corpus
 from .corpus_adk import adk_next_turn, adk_view
+from .corpus_graphs import graph_next_turn, graph_view
 from .seed import T0
 
 pytestmark = pytest.mark.anyio
@@ -102,6 +103,7 @@ async def _view(store: SessionStateStore, output_id: str) -> dict[str, Any]:
     seen["user"] = await store.get_scoped_state("user", "alice")
     seen["output"] = (await ctx(store).read_output("ctx", output_id, end_line=300)).model_dump()
     seen["adk"] = (await adk_view(store)).model_dump(mode="json")
+    seen["graphs"] = await graph_view(store)
     return seen
 
 
@@ -164,7 +166,7 @@ async def test_every_record_moves_between_every_pair_of_backends(
     ):
         lines = await _export(before)
         ids = await _ids(before)
-        assert set(CORE_IDS) < set(ids)  # and the ADK session
+        assert set(CORE_IDS) < set(ids)  # and the ADK, LangGraph and OpenAI sessions
         report = await import_lines(after, lambda: iter(lines), "corpus")
         # app-travel, alice; ADK's app map, its map of users, ann's user map
         assert report.written == ids and report.maps == 5
@@ -175,3 +177,4 @@ async def test_every_record_moves_between_every_pair_of_backends(
         assert again.present == ids and not again.written and not again.resumed
         await _next_turn(after, built)
         await adk_next_turn(after)
+        await graph_next_turn(after)
