@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import START, MessagesState, StateGraph
 
@@ -27,7 +28,8 @@ _builder.add_edge(START, "reply")
 async def graph_turn(store: SessionStateStore, text: str) -> None:
     """One turn of the LangGraph thread and of the OpenAI Agents session."""
     graph = _builder.compile(checkpointer=HelixCheckpointSaver(store))
-    await graph.ainvoke({"messages": [("user", text)]}, THREAD)
+    said: MessagesState = {"messages": [HumanMessage(text)]}
+    await graph.ainvoke(said, THREAD)
     session = HelixSession("oa-1", store, user_id="ann")
     await session.add_items(
         [{"role": "user", "content": text}, {"role": "assistant", "content": f"re: {text}"}]
