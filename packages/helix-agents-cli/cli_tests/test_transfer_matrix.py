@@ -99,6 +99,9 @@ async def _view(store: SessionStateStore, output_id: str) -> dict[str, Any]:
             "scoped": await store.get_scoped_state("session", sid),
             "truncated": await store.is_truncated(sid),
         }
+    for owner in ("alice", "bob"):
+        listed = await store.list_sessions(owner, first=100)
+        seen[f"listed:{owner}"] = [s.model_dump(mode="json") for s in listed.sessions]
     seen["app"] = await store.get_scoped_state("app", "app-travel")
     seen["user"] = await store.get_scoped_state("user", "alice")
     seen["output"] = (await ctx(store).read_output("ctx", output_id, end_line=300)).model_dump()
