@@ -27,6 +27,7 @@ def test_every_spec_rule_id_has_a_test() -> None:
         "SCS": 5,
         "ENG": 2,
         "LST": 5,
+        "DMP": 3,
     }
     expected = {f"{g}-{n}" for g, count in groups.items() for n in range(1, count + 1)}
     assert set(RULE_IDS) == expected

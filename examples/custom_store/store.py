@@ -24,13 +24,16 @@ from helix_agents.core.backend import (
     Engine,
     NewSession,
     Refused,
+    SessionDump,
     SessionRecords,
     Snapshot,
     StoreBase,
     Want,
     apply_changes,
     copy_prefix,
+    dump_of,
     listed_of,
+    scoped_maps_of,
     snapshot_of,
     summary_of,
     utcnow,
@@ -127,6 +130,16 @@ class JsonDocumentEngine(Engine):
         """The app or user map, ``{}`` if never written."""
         loaded: JsonObject = json.loads(self.shared.get(json.dumps([scope, owner]), "{}"))
         return loaded
+
+    async def dump(self, session_id: str) -> SessionDump | None:
+        """Every record of the session's document, for an export (docs/export.md)."""
+        records = self._load(session_id)
+        return None if records is None else dump_of(records)
+
+    async def scoped_maps(self) -> Sequence[tuple[str, str, JsonObject]]:
+        """Every app and user map that holds a key, for an export."""
+        maps = {tuple(json.loads(name)): json.loads(text) for name, text in self.shared.items()}
+        return scoped_maps_of(maps)
 
 
 def _order(at: datetime, session_id: str) -> tuple[int, str]:

@@ -16,6 +16,7 @@ from .rules_arguments import ArgumentRules
 from .rules_checkpoints import CheckpointPageRules
 from .rules_commits import CommitRules
 from .rules_context import ContextRules
+from .rules_dump import DumpRules
 from .rules_edits import EditRules
 from .rules_engine import EngineRules
 from .rules_fidelity import FidelityRules
@@ -55,6 +56,7 @@ class SessionStoreContract(
     CheckpointPageRules,
     ScopedStateRules,
     EngineRules,
+    DumpRules,
     ContractBase,
 ):
     """The contract suite of docs/rules.md: one test per rule id, plus the state machine.

@@ -11,13 +11,16 @@ are listed under "Backend API" in the changelog.
 from .base import StoreBase
 from .clock import utcnow
 from .cursors import decode_message_cursor, encode_message_cursor
+from .dumps import DUMP_WANT, SessionDump
 from .handles import SessionHandles
 from .inprocess import (
     SessionRecords,
     SharedMerge,
     apply_changes,
     copy_prefix,
+    dump_of,
     listed_of,
+    scoped_maps_of,
     snapshot_of,
     summary_of,
 )
@@ -40,6 +43,7 @@ from .seam import (
 from .urls import check_userinfo, redact_url
 
 __all__ = [
+    "DUMP_WANT",
     "ENTRY_POINT_GROUP",
     "MAX_COUNT",
     "Changes",
@@ -49,6 +53,7 @@ __all__ = [
     "Refused",
     "RowSpan",
     "SessionHandles",
+    "SessionDump",
     "SessionRecords",
     "SharedMerge",
     "Snapshot",
@@ -61,6 +66,7 @@ __all__ = [
     "copy_prefix",
     "decode_message_cursor",
     "dump_message_json",
+    "dump_of",
     "encode_message_cursor",
     "head_of",
     "listed_of",
@@ -69,6 +75,7 @@ __all__ = [
     "check_userinfo",
     "redact_url",
     "rows_json",
+    "scoped_maps_of",
     "snapshot_of",
     "summary_of",
     "utcnow",

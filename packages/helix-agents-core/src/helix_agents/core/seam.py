@@ -15,10 +15,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .checkpoint_pages import CheckpointRange
 from .context.models import OutputRef
+from .errors import StoreMisconfiguredError
 from .messages import ContextMessage, JsonObject, Message, dump_message_json
 from .models import (
     Checkpoint,
@@ -45,6 +46,8 @@ __all__ = [
     "head_of",
     "rows_json",
 ]
+if TYPE_CHECKING:
+    from .dumps import SessionDump
 
 StoredRow = Message | str | Mapping[str, Any]
 """A row as an engine returns it: a message, its JSON text (``dump_message_json``) or its
@@ -279,3 +282,20 @@ class Engine(ABC):
     @abstractmethod
     async def scoped_state(self, scope: str, owner: str) -> JsonObject:
         """The app or user map of scoped state, ``{}`` if never written."""
+
+    async def dump(self, session_id: str) -> SessionDump | None:
+        """Every record of the session, read at one version (docs/export.md, EXP-2);
+        ``None`` if it is gone. The default refuses: the engine cannot export."""
+        raise StoreMisconfiguredError(
+            f"session {session_id!r}: the {self.system} store cannot export sessions "
+            "(its engine has no dump primitive, docs/export.md)",
+            session_id=session_id,
+        )
+
+    async def scoped_maps(self) -> Sequence[tuple[str, str, JsonObject]]:
+        """Every app and user map of scoped state that holds a key, as ``(scope, owner,
+        map)`` (docs/export.md, EXP-3). The default refuses: the engine cannot export."""
+        raise StoreMisconfiguredError(
+            f"the {self.system} store cannot export scoped state "
+            "(its engine has no scoped_maps primitive, docs/export.md)"
+        )

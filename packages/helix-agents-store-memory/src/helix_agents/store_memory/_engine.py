@@ -13,11 +13,14 @@ from helix_agents.core.backend import (
     Engine,
     NewSession,
     Refused,
+    SessionDump,
     Snapshot,
     Want,
     apply_changes,
     copy_prefix,
+    dump_of,
     listed_of,
+    scoped_maps_of,
     snapshot_of,
     summary_of,
 )
@@ -143,3 +146,16 @@ class MemoryEngine(Engine):
         """A copy of the app or user map."""
         with self.data.scoped_lock:
             return copy.deepcopy(self.data.scoped.get((scope, owner), {}))
+
+    async def dump(self, session_id: str) -> SessionDump | None:
+        """Every record of the session, read under its lock."""
+        session = self._live(session_id)
+        if session is None:
+            return None
+        with session.lock:
+            return None if session.deleted else dump_of(session)
+
+    async def scoped_maps(self) -> Sequence[tuple[str, str, JsonObject]]:
+        """A copy of every app and user map that holds a key."""
+        with self.data.scoped_lock:
+            return scoped_maps_of(self.data.scoped)

@@ -19,11 +19,20 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import tuple_row
 
 from helix_agents.core import JsonObject
-from helix_agents.core.backend import Changes, Engine, NewSession, Refused, Snapshot, Want
+from helix_agents.core.backend import (
+    Changes,
+    Engine,
+    NewSession,
+    Refused,
+    SessionDump,
+    Snapshot,
+    Want,
+)
 from helix_agents.core.errors import MigrationError
 from helix_agents.core.models import ListedSession, SessionSummary
 
 from ._codec import changes_json, snapshot, want_json
+from ._dumps import Dumps
 from ._migrations import check_applied, migrate, read_applied
 from ._pool import Connections, Row
 from .schema import pending_migrations
@@ -68,6 +77,7 @@ class PostgresEngine(Engine):
         self.auto_migrate = auto_migrate
         quoted = sql.Identifier(schema).as_string()
         self._sql = {k: q.format(s=quoted).encode() for k, q in _STATEMENTS.items()}
+        self._dumps = Dumps(schema)
 
     async def open(self) -> None:
         """Connect, then migrate (``auto_migrate``) or check the schema; closed on failure."""
@@ -197,3 +207,13 @@ class PostgresEngine(Engine):
         """The app or user map, one SELECT."""
         ((text,),) = await self._rows("scoped", (scope, owner), None)
         return {key: json.loads(value) for key, value in json.loads(text).items()}
+
+    async def dump(self, session_id: str) -> SessionDump | None:
+        """Every record of the session, in one read-only transaction (docs/export.md)."""
+        return await self.connections.on_connection(
+            "dump", lambda conn: self._dumps.dump(conn, session_id), False
+        )
+
+    async def scoped_maps(self) -> Sequence[tuple[str, str, JsonObject]]:
+        """Every app and user map that holds a key, one SELECT (docs/export.md)."""
+        return await self.connections.on_connection("scoped_maps", self._dumps.scoped_maps, False)

@@ -18,11 +18,13 @@ from redis.asyncio import Redis, RedisCluster
 
 from helix_agents.core import Checkpoint, JsonObject, StoreUnavailableError
 from helix_agents.core.backend import (
+    DUMP_WANT,
     Changes,
     Engine,
     NewSession,
     Refused,
     RowSpan,
+    SessionDump,
     Snapshot,
     Want,
     head_of,
@@ -41,6 +43,7 @@ from ._codec import (
     want_json,
 )
 from ._config import StoreOptions
+from ._dumps import map_owners, session_dump
 from ._errors import DRIVER_ERRORS, driver_error
 from ._listing import EveryIndex, Listing
 from ._open import open_scripts
@@ -112,7 +115,7 @@ class RedisEngine(Engine):
         try:
             return text(await self.scripts.run(name, keys, args))
         except DRIVER_ERRORS as exc:
-            write = name != "read"
+            write = name not in ("read", "dump")
             raise driver_error(exc, session_id, write=write, where=self.where) from exc
 
     async def _hgetall(self, key: str) -> dict[str, str]:
@@ -271,6 +274,26 @@ class RedisEngine(Engine):
     async def scoped_state(self, scope: str, owner: str) -> JsonObject:
         """The app or user map, after settling its registered writers."""
         return await self.journal.read(scope, owner)
+
+    async def dump(self, session_id: str) -> SessionDump | None:
+        """Every record of the session, read by one script (lua/dump.lua, docs/export.md)."""
+        keys = self.keys.session(session_id)
+        reply = await self.run("dump", keys, [want_json(DUMP_WANT)], session_id)
+        return None if not reply else session_dump(session_id, reply)
+
+    async def scoped_maps(self) -> Sequence[tuple[str, str, JsonObject]]:
+        """Every app and user map that holds a key, each read as ``scoped_state`` reads it
+        (docs/export.md)."""
+        try:
+            owners = sorted({owner async for owner in map_owners(self.client, self.keys)})
+        except DRIVER_ERRORS as exc:
+            raise driver_error(exc, None, write=False, where=self.where) from exc
+        maps = []
+        for scope, owner in owners:
+            values = await self.journal.read(scope, owner)
+            if values:
+                maps.append((scope, owner, values))
+        return maps
 
 
 def _json(value: Any) -> str:

@@ -20,7 +20,7 @@ from ._keys import SESSION_KEYS
 
 __all__ = ["NAMES", "Scripts", "source"]
 
-NAMES = ("apply", "read", "scs_announce", "scs_apply", "scs_drop", "scs_settle")
+NAMES = ("apply", "dump", "read", "scs_announce", "scs_apply", "scs_drop", "scs_settle")
 
 
 def _lua(name: str) -> str:
@@ -36,8 +36,8 @@ def _prelude() -> str:
 
 def source(name: str) -> str:
     """The full text of script ``name``, with the shared parts it needs."""
-    if name == "read":  # may run where writes are refused, and never writes
-        return "#!lua flags=no-writes\n" + _prelude() + _lua("_snapshot") + _lua("read")
+    if name in ("read", "dump"):  # may run where writes are refused, and never write
+        return "#!lua flags=no-writes\n" + _prelude() + _lua("_snapshot") + _lua(name)
     if name == "apply":
         return _prelude() + _lua("_snapshot") + _lua("apply")
     return _lua(name)

@@ -9,10 +9,18 @@ from datetime import datetime
 from typing import Literal, TypeVar, cast
 
 from helix_agents.core import JsonObject, StoreUnavailableError, ValidationError
-from helix_agents.core.backend import Changes, Engine, NewSession, Refused, Snapshot, Want
+from helix_agents.core.backend import (
+    Changes,
+    Engine,
+    NewSession,
+    Refused,
+    SessionDump,
+    Snapshot,
+    Want,
+)
 from helix_agents.core.models import ListedSession, SessionSummary
 
-from . import _reads, _writes
+from . import _dumps, _reads, _writes
 from ._config import SQLiteConfig
 from ._connection import Connection, Work, unavailable
 from ._inline import MISSED, InlineReader
@@ -132,3 +140,11 @@ class SQLiteEngine(Engine):
     async def scoped_state(self, scope: str, owner: str) -> JsonObject:
         """The app or user map."""
         return await self._read(lambda db: _reads.scoped(db, scope, owner))
+
+    async def dump(self, session_id: str) -> SessionDump | None:
+        """Every record of the session, on one read snapshot (docs/export.md)."""
+        return await self._read(lambda db: _dumps.dump(db, session_id))
+
+    async def scoped_maps(self) -> Sequence[tuple[str, str, JsonObject]]:
+        """Every app and user map that holds a key (docs/export.md)."""
+        return await self._read(_dumps.scoped_maps)

@@ -5,7 +5,7 @@ JSON documents. Applying a plan and reading a snapshot are written here once."""
 from ._changes import SharedMerge, apply_changes
 from ._checkpoints import CheckpointTable
 from ._records import ContextRecords, SessionRecords
-from ._snapshot import copy_prefix, listed_of, snapshot_of, summary_of
+from ._snapshot import copy_prefix, dump_of, listed_of, scoped_maps_of, snapshot_of, summary_of
 
 __all__ = [
     "CheckpointTable",
@@ -14,7 +14,9 @@ __all__ = [
     "SharedMerge",
     "apply_changes",
     "copy_prefix",
+    "dump_of",
     "listed_of",
+    "scoped_maps_of",
     "snapshot_of",
     "summary_of",
 ]

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
+from ..dumps import DUMP_WANT, SessionDump
+from ..messages import JsonObject
 from ..models import Checkpoint, LateAnswer, ListedSession, SessionSummary, StoredContextItem
 from ..seam import Snapshot, Want
 from . import _checkpoints
 from ._records import SessionRecords
 
-__all__ = ["copy_prefix", "listed_of", "snapshot_of", "summary_of"]
+__all__ = ["copy_prefix", "dump_of", "listed_of", "scoped_maps_of", "snapshot_of", "summary_of"]
 
 
 def snapshot_of(s: SessionRecords, want: Want) -> Snapshot:
@@ -83,6 +86,32 @@ def snapshot_of(s: SessionRecords, want: Want) -> Snapshot:
         archive=list(ctx.archive) if want.archive else (),
         session_scoped=copy.deepcopy(s.scoped) if want.session_scoped else {},
     )
+
+
+def dump_of(s: SessionRecords) -> SessionDump:
+    """Every record of ``s`` (docs/export.md, EXP-2), as copies."""
+    ctx = s.context
+    return SessionDump(
+        snapshot=snapshot_of(s, DUMP_WANT),
+        run_ids=sorted(s.run_ids),
+        context_items=[(r.model_copy(deep=True), i) for r, i in s.items.values()],
+        late_answers=[(r.model_copy(deep=True), i) for r, i in s.late.values()],
+        resolved=sorted(s.resolved),
+        commits=sorted(s.commits.items()),
+        outputs=list(ctx.outputs.values()),
+        compactions=list(ctx.compactions),
+    )
+
+
+def scoped_maps_of(
+    maps: Mapping[tuple[str, str], Mapping[str, Any]],
+) -> list[tuple[str, str, JsonObject]]:
+    """Every app and user map that holds a key, by scope and owner, as copies (EXP-3)."""
+    return [
+        (scope, owner, copy.deepcopy(dict(values)))
+        for (scope, owner), values in sorted(maps.items())
+        if values
+    ]
 
 
 def copy_prefix(source: SessionRecords, clone: SessionRecords, end: int) -> None:
