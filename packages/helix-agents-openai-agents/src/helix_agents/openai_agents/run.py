@@ -1,0 +1,235 @@
+"""``HelixRun``: one ``Runner.run`` as one run of the store (OAI-1..OAI-5).
+
+Wired in with two arguments::
+
+    async with HelixRun(store, "chat-1", user_id="u-1") as run:
+        result = await Runner.run(agent, "Hello", session=run.session, run_config=run.run_config)
+        await run.pause(result)  # records its approvals, if it stopped for any
+
+See docs/integrations/openai-agents.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import uuid
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from agents import RunConfig, RunState
+from agents.run_config import CallModelData, ModelInputData
+
+from helix_agents.core import (
+    Checkpoint,
+    MessageCommit,
+    PendingApproval,
+    RunSupersededError,
+    SessionExistsError,
+    SessionInfo,
+    SessionStateStore,
+    StartRun,
+    ValidationError,
+)
+from helix_agents.core.adapters import check_writable, mark
+from helix_agents.core.backend import check_id
+
+from .approvals import (
+    ApprovalsPendingError,
+    decision_checkpoint_id,
+    pause_checkpoint_id,
+    pending_approval,
+)
+from .session import ADAPTER, HelixSession
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from agents import Agent
+    from agents.items import TResponseInputItem
+    from agents.result import RunResultBase
+
+__all__ = ["HelixRun"]
+
+
+class HelixRun:
+    """One run of the store around one ``Runner.run`` (or its resumption).
+
+    Entering starts a new run of session ``session_id`` (creating the session,
+    owned by ``user_id``), which supersedes the one before: from then on the older
+    run's writes raise ``RunSupersededError``. :attr:`session` is a
+    :class:`HelixSession` fenced by this run; :attr:`run_config` delivers queued
+    context items and late answers before each model call. Leaving finishes the run
+    (``completed``, ``failed`` or ``cancelled``) unless :meth:`pause` did.
+
+    With ``resume=True`` the run takes over a run paused for approvals, once every
+    one of them is decided (else :class:`ApprovalsPendingError`, before anything is
+    written); :meth:`resume_state` then gives the ``RunState`` to run.
+    """
+
+    def __init__(
+        self,
+        store: SessionStateStore,
+        session_id: str,
+        *,
+        user_id: str | None = None,
+        run_config: RunConfig | None = None,
+        resume: bool = False,
+    ) -> None:
+        self.session_id = check_id(session_id, "session_id")
+        if user_id is not None:
+            check_id(user_id, "user_id", session_id=session_id)
+        self.store = store
+        self.user_id = user_id
+        self.run_id = f"oai-{uuid.uuid4().hex}"
+        self.session = HelixSession(session_id, store, user_id=user_id, fence_run_id=self.run_id)
+        self.run_config = dataclasses.replace(
+            run_config or RunConfig(), call_model_input_filter=self._show_context
+        )
+        self.resume = resume
+        self.paused_run_id: str | None = None
+        """The run this one resumes (``resume=True``)."""
+        # What this run delivered, and where in the SDK's model input it belongs.
+        self._shown: list[tuple[int, list[TResponseInputItem]]] = []
+        self._finished = False
+        self._paused: dict[str, Any] = {}
+
+    async def __aenter__(self) -> Self:
+        info = await self.store.get_session(self.session_id)
+        if info is None:
+            try:
+                info = await self.store.create_session(
+                    self.session_id, user_id=self.user_id, metadata=mark(ADAPTER)
+                )
+            except SessionExistsError:
+                info = await self.store.get_session(self.session_id)
+        if info is not None:
+            check_writable(info, ADAPTER)
+        if self.resume:
+            await self._check_resumable(info)
+        await self.store.append_messages(
+            self.session_id, MessageCommit(start_run=StartRun(run_id=self.run_id))
+        )
+        return self
+
+    async def _check_resumable(self, info: SessionInfo | None) -> None:
+        current = None if info is None else info.current_run
+        if current is None or current.status != "awaiting_approval":
+            raise ValidationError(
+                f"session {self.session_id!r}: no run awaits approvals "
+                f"(current: {None if current is None else current.status!r})",
+                session_id=self.session_id,
+            )
+        checkpoint = await self.store.get_checkpoint(
+            self.session_id, pause_checkpoint_id(current.run_id)
+        )
+        if checkpoint is None or not isinstance(checkpoint.state, dict):
+            raise ValidationError(
+                f"session {self.session_id!r}: run {current.run_id!r} left no pause checkpoint",
+                session_id=self.session_id,
+            )
+        asked = set(checkpoint.state.get("approvals") or ())  # type: ignore[arg-type]
+        pending = await self.store.list_pending_approvals(self.session_id)
+        undecided = tuple(a.approval_id for a in pending if a.approval_id in asked)
+        if undecided:
+            raise ApprovalsPendingError(
+                f"session {self.session_id!r}: approvals {list(undecided)!r} are undecided",
+                session_id=self.session_id,
+                approval_ids=undecided,
+            )
+        self.paused_run_id = current.run_id
+        self._paused = checkpoint.state
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._finished or isinstance(exc, RunSupersededError):
+            return
+        status: Any = "completed"
+        if isinstance(exc, asyncio.CancelledError):
+            status = "cancelled"
+        elif exc is not None:
+            status = "failed"
+        # Superseded meanwhile: a newer run owns the session, there is nothing of ours to end.
+        with contextlib.suppress(RunSupersededError):
+            await self.store.finish_run(self.session_id, self.run_id, status)
+        self._finished = True
+
+    async def _show_context(self, data: CallModelData[Any]) -> ModelInputData:
+        """The SDK's model input with this run's context rows in it (OAI-1)."""
+        given = data.model_data.input
+        delivered = await self.session.deliver_queued()
+        if delivered:
+            self._shown.append((len(given), delivered))
+        shown: list[TResponseInputItem] = []
+        start = 0
+        for at, items in self._shown:
+            shown += given[start:at]
+            shown += items
+            start = at
+        shown += given[start:]
+        return ModelInputData(input=shown, instructions=data.model_data.instructions)
+
+    async def pause(self, result: RunResultBase) -> list[PendingApproval]:
+        """Record the run's interruptions as pending approvals, with a checkpoint holding
+        its ``RunState``, and finish it ``awaiting_approval`` (OAI-4).
+
+        ``[]`` (and nothing written) when the run did not stop for approvals.
+        """
+        if not result.interruptions:
+            return []
+        now = datetime.now(UTC)
+        approvals = [pending_approval(self.run_id, item, now) for item in result.interruptions]
+        info = await self.store.get_session(self.session_id)
+        checkpoint = Checkpoint(
+            checkpoint_id=pause_checkpoint_id(self.run_id),
+            run_id=self.run_id,
+            message_count=0 if info is None else info.message_count,
+            state={
+                "run_state": result.to_state().to_json(),
+                "approvals": [a.approval_id for a in approvals],
+                "shown": [[at, items] for at, items in self._shown],  # type: ignore[misc]
+            },
+            created_at=now,
+        )
+        await self.store.save_checkpoint(self.session_id, checkpoint, fence_run_id=self.run_id)
+        await self.store.add_pending_approvals(self.session_id, approvals, fence_run_id=self.run_id)
+        await self.store.finish_run(self.session_id, self.run_id, "awaiting_approval")
+        self._finished = True
+        return approvals
+
+    async def resume_state(self, agent: Agent[Any]) -> RunState[Any]:
+        """The ``RunState`` of the paused run (``resume=True``), every decision applied.
+
+        A decision recorded by :func:`decide_approval` approves or rejects its call; an
+        approval resolved through the store alone is a rejection.
+        """
+        if self.paused_run_id is None:
+            raise ValidationError(
+                f"session {self.session_id!r}: this HelixRun resumes nothing (resume=False)",
+                session_id=self.session_id,
+            )
+        saved = self._paused
+        state: RunState[Any] = await RunState.from_json(agent, saved["run_state"])
+        decisions: dict[str, Any] = {}
+        for approval_id in saved["approvals"]:
+            decided = await self.store.get_checkpoint(
+                self.session_id, decision_checkpoint_id(approval_id)
+            )
+            decisions[approval_id.split(":", 1)[1]] = None if decided is None else decided.state
+        for item in state.get_interruptions():
+            raw: Any = item.raw_item
+            call_id = raw.get("call_id") if isinstance(raw, dict) else raw.call_id
+            decision = decisions.get(str(call_id))
+            if isinstance(decision, dict) and decision.get("approve") is True:
+                state.approve(item)
+            else:
+                message = decision.get("message") if isinstance(decision, dict) else None
+                state.reject(item, rejection_message=message)
+        self._shown = [(int(at), list(items)) for at, items in saved["shown"]]
+        return state
