@@ -17,7 +17,6 @@ See docs/integrations/openai-agents.md.
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import sys
 import uuid
 from datetime import UTC, datetime
@@ -47,9 +46,7 @@ def context_lines(model: ScriptedModel) -> list[str]:
     ]
 
 
-async def run_once(
-    store: SessionStateStore, session_id: str, agent: Agent[Any], text: str
-) -> str:
+async def run_once(store: SessionStateStore, session_id: str, agent: Agent[Any], text: str) -> str:
     """One ``Runner.run`` as one run of the store."""
     async with HelixRun(store, session_id, user_id="ada") as run:
         result = await Runner.run(agent, text, session=run.session, run_config=run.run_config)
@@ -82,8 +79,9 @@ async def two_runners(store: SessionStateStore, session_id: str) -> None:
         await release.wait()
         return f"3 results for {query}"
 
-    slow = ScriptedModel([ModelStep(output=[function_call("slow_search", {"query": "tea"},
-                                                          call_id="call-search")])])
+    slow = ScriptedModel(
+        [ModelStep(output=[function_call("slow_search", {"query": "tea"}, call_id="call-search")])]
+    )
     first = asyncio.ensure_future(
         run_once(store, session_id, Agent(name="Host", model=slow, tools=[slow_search]), "Search")
     )
@@ -119,16 +117,20 @@ async def approval(url: str, store: SessionStateStore, session_id: str) -> None:
         pending = await run.pause(result)
     print("pending:", [(p.approval_id.split(":")[1], p.tool_name, p.input) for p in pending])
     # A restart: another interpreter decides and resumes; this one only waits for it.
-    done = subprocess.run(
-        [sys.executable, __file__, url, "--decide", session_id], check=True,
-        capture_output=True, text=True,
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, __file__, url, "--decide", session_id, stdout=asyncio.subprocess.PIPE
     )
-    print(done.stdout, end="")
+    out, _ = await child.communicate()
+    if child.returncode:
+        raise SystemExit(f"the second process failed ({child.returncode})")
+    print(out.decode(), end="")
     info = await store.get_session(session_id)
     assert info is not None and info.current_run is not None
-    print(f"back in the first process: run {info.current_run.status}, "
-          f"{info.message_count} rows, "
-          f"{len(await store.list_pending_approvals(session_id))} pending approvals")
+    print(
+        f"back in the first process: run {info.current_run.status}, "
+        f"{info.message_count} rows, "
+        f"{len(await store.list_pending_approvals(session_id))} pending approvals"
+    )
 
 
 async def decide(url: str, session_id: str) -> None:
@@ -145,8 +147,10 @@ async def decide(url: str, session_id: str) -> None:
             state = await run.resume_state(agent)
             result = await Runner.run(agent, state, session=run.session, run_config=run.run_config)
         tool_output = model.calls[0].input[-1]
-        print(f"[second process] tool ran: {tool_output.get('output')!r}; "
-              f"agent> {result.final_output}")
+        print(
+            f"[second process] tool ran: {tool_output.get('output')!r}; "
+            f"agent> {result.final_output}"
+        )
 
 
 async def main(url: str) -> None:
