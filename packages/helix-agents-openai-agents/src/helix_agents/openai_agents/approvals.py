@@ -62,20 +62,24 @@ def decision_checkpoint_id(approval_id: str) -> str:
 def pending_approval(run_id: str, item: ToolApprovalItem, at: datetime) -> PendingApproval:
     """Our pending approval for one SDK interruption of run ``run_id``."""
     raw: Any = item.raw_item
-    field = raw.get if isinstance(raw, dict) else lambda name: getattr(raw, name, None)
-    call_id = str(field("call_id") or field("id"))
-    arguments = field("arguments")
+    call_id = str(_field(raw, "call_id") or _field(raw, "id"))
+    arguments = _field(raw, "arguments")
     try:
         tool_input = json.loads(arguments) if isinstance(arguments, str) else arguments
     except ValueError:
         tool_input = arguments
     return PendingApproval(
         approval_id=f"{run_id}:{call_id}",
-        tool_name=item.tool_name or str(field("name")),
+        tool_name=item.tool_name or str(_field(raw, "name")),
         tool_call_id=call_id,
         input=tool_input,
         requested_at=at,
     )
+
+
+def _field(raw: Any, name: str) -> Any:
+    """A field of an interruption's raw item, a dict or a model of the SDK."""
+    return raw.get(name) if isinstance(raw, dict) else getattr(raw, name, None)
 
 
 async def decide_approval(

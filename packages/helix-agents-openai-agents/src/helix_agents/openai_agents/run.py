@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from agents import RunConfig, RunState
+from agents import FunctionTool, RunConfig, RunState
 from agents.run_config import CallModelData, ModelInputData
 
 from helix_agents.core import (
@@ -27,6 +27,7 @@ from helix_agents.core import (
     MessageCommit,
     PendingApproval,
     RunSupersededError,
+    ScopedStateDelta,
     SessionExistsError,
     SessionInfo,
     SessionStateStore,
@@ -35,7 +36,9 @@ from helix_agents.core import (
 )
 from helix_agents.core.adapters import check_writable, mark
 from helix_agents.core.backend import check_id
+from helix_agents.core.context import STRATEGIES, Budget, ContextStrategy, features
 
+from ._offload import Offloader
 from .approvals import (
     ApprovalsPendingError,
     decision_checkpoint_id,
@@ -43,6 +46,7 @@ from .approvals import (
     pending_approval,
 )
 from .session import ADAPTER, HelixSession
+from .tools import context_tools
 
 if TYPE_CHECKING:
     from typing import Self
@@ -51,7 +55,12 @@ if TYPE_CHECKING:
     from agents.items import TResponseInputItem
     from agents.result import RunResultBase
 
-__all__ = ["HelixRun"]
+__all__ = ["DEFAULT_CONTEXT_WINDOW", "STRATEGY_KEY", "HelixRun"]
+
+DEFAULT_CONTEXT_WINDOW = 128_000
+"""The context window (tokens) of the default budget."""
+STRATEGY_KEY = "helix.context_strategy"
+"""The key of the session's scoped state that keeps its context strategy."""
 
 
 class HelixRun:
@@ -67,6 +76,11 @@ class HelixRun:
     With ``resume=True`` the run takes over a run paused for approvals, once every
     one of them is decided (else :class:`ApprovalsPendingError`, before anything is
     written); :meth:`resume_state` then gives the ``RunState`` to run.
+
+    ``strategy`` (``static``, ``hybrid``, ``dynamic``; default: the session's, else
+    ``hybrid``) is kept with the session. Under ``hybrid`` and ``dynamic`` a tool output
+    over ``budget.offload_tokens`` reaches the model as its offload summary (OAI-6),
+    and :attr:`tools` (``read_tool_output``, ``recall_history``) go on the agent (OAI-7).
     """
 
     def __init__(
@@ -77,6 +91,8 @@ class HelixRun:
         user_id: str | None = None,
         run_config: RunConfig | None = None,
         resume: bool = False,
+        strategy: ContextStrategy | None = None,
+        budget: Budget | None = None,
     ) -> None:
         self.session_id = check_id(session_id, "session_id")
         if user_id is not None:
@@ -89,6 +105,17 @@ class HelixRun:
             run_config or RunConfig(), call_model_input_filter=self._show_context
         )
         self.resume = resume
+        if strategy is not None and strategy not in STRATEGIES:
+            raise ValidationError(
+                f"session {session_id!r}: strategy {strategy!r} is not one of {STRATEGIES}",
+                session_id=session_id,
+            )
+        self.strategy: ContextStrategy = strategy or "hybrid"
+        self._strategy_given = strategy is not None
+        self.budget = budget or Budget(context_window=DEFAULT_CONTEXT_WINDOW)
+        self.tools: list[FunctionTool] = []
+        """The context tools of the run's strategy, for the agent's ``tools``."""
+        self._offloader: Offloader | None = None
         self.paused_run_id: str | None = None
         """The run this one resumes (``resume=True``)."""
         # What this run delivered, and where in the SDK's model input it belongs.
@@ -109,9 +136,18 @@ class HelixRun:
             check_writable(info, ADAPTER)
         if self.resume:
             await self._check_resumable(info)
+        saved = await self.store.get_scoped_state("session", self.session_id)
+        if not self._strategy_given and saved.get(STRATEGY_KEY) in STRATEGIES:
+            self.strategy = saved[STRATEGY_KEY]  # type: ignore[assignment]
+        # The run starts and the strategy is kept in one commit.
+        keep = ScopedStateDelta(scope="session", changes={STRATEGY_KEY: self.strategy})
         await self.store.append_messages(
-            self.session_id, MessageCommit(start_run=StartRun(run_id=self.run_id))
+            self.session_id,
+            MessageCommit(start_run=StartRun(run_id=self.run_id), scoped_state=(keep,)),
         )
+        if features(self.strategy).offload_outputs:
+            self._offloader = Offloader(self.store, self.session_id, self.budget)
+            self.tools = context_tools(self.store, self.session_id)
         return self
 
     async def _check_resumable(self, info: SessionInfo | None) -> None:
@@ -173,6 +209,8 @@ class HelixRun:
             shown += items
             start = at
         shown += given[start:]
+        if self._offloader is not None:
+            shown = await self._offloader.shown(shown)
         return ModelInputData(input=shown, instructions=data.model_data.instructions)
 
     async def pause(self, result: RunResultBase) -> list[PendingApproval]:
