@@ -83,7 +83,7 @@ async def test_OAI_5_decided_and_resumed_in_another_process(
     assert again == "already-resolved"
     assert await store.list_pending_approvals(SID) == []
     assert await resumed(other_store) == "all clean"
-    items = await HelixRun(store, SID).session.get_items()
+    items: list[Any] = await HelixRun(store, SID).session.get_items()
     outputs = [i["output"] for i in items if i.get("type") == "function_call_output"]
     assert outputs == ["deleted /tmp/x"]  # the tool ran once, after the approval
     info = await store.get_session(SID)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from agents import Agent, Runner, function_tool
@@ -85,7 +86,7 @@ async def test_OAI_1_an_item_recorded_mid_run_reaches_the_next_call_in_place(
     seen = memory_text("likes tea"), memory_text("asked about tea")
     assert texts(model, 1) == ["hi", seen[0], "function_call", "function_call_output", seen[1]]
     # What the model saw is what the log holds, in the same order.
-    items = await HelixSession(SID, store).get_items()
+    items: list[Any] = await HelixSession(SID, store).get_items()
     assert [i.get("content", i.get("type")) for i in items][:5] == [
         "hi",
         seen[0],
@@ -118,7 +119,8 @@ async def test_OAI_2_a_superseded_run_writes_nothing(store: SessionStateStore) -
     info = await store.get_session(SID)
     assert info is not None and info.current_run is not None
     assert (info.current_run.run_id, info.current_run.status) == (new.run_id, "completed")
-    assert [i["content"] for i in await new.session.get_items()][:1] == ["new"]
+    items: list[Any] = await new.session.get_items()
+    assert [i["content"] for i in items][:1] == ["new"]
 
 
 async def test_OAI_2_OAI_3_two_runners_one_wins_and_the_loser_s_tool_answers_late(

@@ -39,10 +39,8 @@ async def test_OAI_6_a_large_tool_output_reaches_the_model_as_its_summary(
     store: SessionStateStore,
 ) -> None:
     def read_back(c: ModelCall) -> list[Any]:
-        summary = output_of_input(c.input)
-        return call(
-            "read_tool_output", {"output_id": output_id(summary), "grep": "ERROR"}, "c2"
-        ).output  # type: ignore[return-value]
+        args = {"output_id": output_id(output_of_input(c.input)), "grep": "ERROR"}
+        return list(call("read_tool_output", args, "c2").output)
 
     model = ScriptedModel(
         [call("dump_log", {}, "c1"), ModelStep.respond(read_back), answer("disk full")]
@@ -56,7 +54,7 @@ async def test_OAI_6_a_large_tool_output_reaches_the_model_as_its_summary(
     # read_tool_output(grep=...) gives the model the line back, numbered.
     assert "778: line 777: ERROR disk full" in output_of(model, 2)
     # The log keeps the SDK's item exactly; the next run shows the same reference.
-    items = await HelixSession(SID, store).get_items()
+    items: list[Any] = await HelixSession(SID, store).get_items()
     outputs = [i for i in items if i.get("type") == "function_call_output"]
     assert [i["output"] for i in outputs if i["call_id"] == "c1"] == [BIG]
     later = ScriptedModel([answer("ok")])

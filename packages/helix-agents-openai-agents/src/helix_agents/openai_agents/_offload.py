@@ -52,5 +52,6 @@ class Offloader:
                     key=f"oai-output:{call_id}",
                 )
                 self._shown[call_id] = summary
-            result.append(item if summary is output else {**item, "output": summary})  # type: ignore[typeddict-item]
+            shown: Any = item if summary is output else {**item, "output": summary}
+            result.append(shown)
         return result

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from agents import FunctionTool, RunConfig, RunState
+from agents import RunConfig, RunResult, RunResultStreaming, RunState, Tool
 from agents.run_config import CallModelData, ModelInputData
 
 from helix_agents.core import (
@@ -53,7 +53,6 @@ if TYPE_CHECKING:
 
     from agents import Agent
     from agents.items import TResponseInputItem
-    from agents.result import RunResultBase
 
 __all__ = ["DEFAULT_CONTEXT_WINDOW", "STRATEGY_KEY", "HelixRun"]
 
@@ -113,7 +112,7 @@ class HelixRun:
         self.strategy: ContextStrategy = strategy or "hybrid"
         self._strategy_given = strategy is not None
         self.budget = budget or Budget(context_window=DEFAULT_CONTEXT_WINDOW)
-        self.tools: list[FunctionTool] = []
+        self.tools: list[Tool] = []
         """The context tools of the run's strategy, for the agent's ``tools``."""
         self._offloader: Offloader | None = None
         self.paused_run_id: str | None = None
@@ -147,7 +146,7 @@ class HelixRun:
         )
         if features(self.strategy).offload_outputs:
             self._offloader = Offloader(self.store, self.session_id, self.budget)
-            self.tools = context_tools(self.store, self.session_id)
+            self.tools = [*context_tools(self.store, self.session_id)]
         return self
 
     async def _check_resumable(self, info: SessionInfo | None) -> None:
@@ -213,7 +212,7 @@ class HelixRun:
             shown = await self._offloader.shown(shown)
         return ModelInputData(input=shown, instructions=data.model_data.instructions)
 
-    async def pause(self, result: RunResultBase) -> list[PendingApproval]:
+    async def pause(self, result: RunResult | RunResultStreaming) -> list[PendingApproval]:
         """Record the run's interruptions as pending approvals, with a checkpoint holding
         its ``RunState``, and finish it ``awaiting_approval`` (OAI-4).
 
@@ -231,7 +230,7 @@ class HelixRun:
             state={
                 "run_state": result.to_state().to_json(),
                 "approvals": [a.approval_id for a in approvals],
-                "shown": [[at, items] for at, items in self._shown],  # type: ignore[misc]
+                "shown": [[at, items] for at, items in self._shown],
             },
             created_at=now,
         )
