@@ -121,3 +121,62 @@ async def test_OAI_8_the_strategy_is_kept_with_the_session(
     with pytest.raises(ValidationError) as raised:
         HelixRun(store, SID, strategy="lazy")  # type: ignore[arg-type]
     assert raised.value.session_id == SID
+
+
+@function_tool
+def create_invoice(amount: int) -> str:
+    """Create an invoice."""
+    return f"invoice for {amount}"
+
+
+@function_tool
+def refund(amount: int) -> str:
+    """Refund an amount."""
+    return f"refunded {amount}"
+
+
+def tool_names(model: ScriptedModel, index: int) -> list[str]:
+    """The names of the tools the model's ``index``-th call was offered."""
+    return sorted(t.name for t in model.calls[index].tools)
+
+
+async def test_OAI_9_dynamic_discloses_a_source_once_activated_and_after_a_restart(
+    store: SessionStateStore, other_store: SessionStateStore
+) -> None:
+    sources = {"billing": [create_invoice, refund]}
+    model = ScriptedModel(
+        [
+            call("activate_tool_source", {"source_name": "billing"}, "c1"),
+            call("create_invoice", {"amount": 5}, "c2"),
+            answer("done"),
+        ]
+    )
+    async with HelixRun(store, SID, strategy="dynamic", tool_sources=sources) as run:
+        agent = Agent(name="A", model=model, tools=run.tools)
+        await Runner.run(agent, "bill me", session=run.session, run_config=run.run_config)
+    first = model.calls[0]
+    assert "create_invoice" not in tool_names(model, 0)
+    assert "activate_tool_source" in tool_names(model, 0)
+    assert "**billing** [code] (2 tools): create_invoice, refund" in str(first.system_instructions)
+    assert {"create_invoice", "refund"} <= set(tool_names(model, 1))
+    assert "activate_tool_source" not in tool_names(model, 1)  # nothing left to activate
+    assert output_of(model, 2) == "invoice for 5"
+    # Another process: the strategy and the activation are replayed from the session.
+    later = ScriptedModel([answer("ok")])
+    async with HelixRun(other_store, SID, tool_sources=sources) as run:
+        assert run.strategy == "dynamic"
+        agent = Agent(name="A", model=later, tools=run.tools)
+        await Runner.run(agent, "again", session=run.session, run_config=run.run_config)
+    assert {"create_invoice", "refund"} <= set(tool_names(later, 0))
+    assert "Available Tool Sources" not in str(later.calls[0].system_instructions)
+
+
+async def test_OAI_9_other_strategies_offer_every_source_s_tools(
+    store: SessionStateStore,
+) -> None:
+    model = ScriptedModel([answer("ok")])
+    async with HelixRun(store, SID, tool_sources={"billing": [refund]}) as run:
+        agent = Agent(name="A", model=model, tools=run.tools)
+        await Runner.run(agent, "hi", session=run.session, run_config=run.run_config)
+    assert "refund" in tool_names(model, 0)
+    assert "activate_tool_source" not in tool_names(model, 0)

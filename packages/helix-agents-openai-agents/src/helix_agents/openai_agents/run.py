@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import dataclasses
 import uuid
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,7 @@ from helix_agents.core.adapters import check_writable, mark
 from helix_agents.core.backend import check_id
 from helix_agents.core.context import STRATEGIES, Budget, ContextStrategy, features
 
+from ._disclosure import Disclosure
 from ._offload import Offloader
 from .approvals import (
     ApprovalsPendingError,
@@ -80,6 +82,9 @@ class HelixRun:
     ``hybrid``) is kept with the session. Under ``hybrid`` and ``dynamic`` a tool output
     over ``budget.offload_tokens`` reaches the model as its offload summary (OAI-6),
     and :attr:`tools` (``read_tool_output``, ``recall_history``) go on the agent (OAI-7).
+    Under ``dynamic``, the tools of ``tool_sources`` (source name -> tools) are in
+    :attr:`tools` too, each enabled once the model activated its source with
+    ``activate_tool_source``, which the catalog in the instructions offers (OAI-9).
     """
 
     def __init__(
@@ -92,6 +97,7 @@ class HelixRun:
         resume: bool = False,
         strategy: ContextStrategy | None = None,
         budget: Budget | None = None,
+        tool_sources: Mapping[str, Sequence[Tool]] | None = None,
     ) -> None:
         self.session_id = check_id(session_id, "session_id")
         if user_id is not None:
@@ -115,6 +121,8 @@ class HelixRun:
         self.tools: list[Tool] = []
         """The context tools of the run's strategy, for the agent's ``tools``."""
         self._offloader: Offloader | None = None
+        self._sources = dict(tool_sources or {})
+        self._disclosure: Disclosure | None = None
         self.paused_run_id: str | None = None
         """The run this one resumes (``resume=True``)."""
         # What this run delivered, and where in the SDK's model input it belongs.
@@ -147,6 +155,12 @@ class HelixRun:
         if features(self.strategy).offload_outputs:
             self._offloader = Offloader(self.store, self.session_id, self.budget)
             self.tools = [*context_tools(self.store, self.session_id)]
+        if features(self.strategy).lazy_tools:
+            self._disclosure = Disclosure(self.store, self.session_id, self.run_id, self._sources)
+            await self._disclosure.replay()
+            self.tools += self._disclosure.tools()
+        else:
+            self.tools += [tool for tools in self._sources.values() for tool in tools]
         return self
 
     async def _check_resumable(self, info: SessionInfo | None) -> None:
@@ -210,7 +224,10 @@ class HelixRun:
         shown += given[start:]
         if self._offloader is not None:
             shown = await self._offloader.shown(shown)
-        return ModelInputData(input=shown, instructions=data.model_data.instructions)
+        instructions = data.model_data.instructions
+        if self._disclosure is not None:
+            instructions = self._disclosure.instructions(instructions)
+        return ModelInputData(input=shown, instructions=instructions)
 
     async def pause(self, result: RunResult | RunResultStreaming) -> list[PendingApproval]:
         """Record the run's interruptions as pending approvals, with a checkpoint holding
