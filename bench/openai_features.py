@@ -9,12 +9,13 @@ model calls, four items saved; the SDK's scripted test model) on one store, as:
   queue check before each model call (nothing queued);
 * ``+ a context item``: plus one memory recorded and delivered per turn;
 * ``HelixRun hybrid``: plus the offload check of each tool output (none over the budget);
-* ``hybrid, 40,000-char output``: a tool output over the budget, stored and summarised;
+* ``hybrid, 40,000-char output``: a tool output over the budget, stored and summarised
+  (beside ``HelixSession`` with the same output, which the model gets whole);
 * ``approval pause + decide + resume``: a turn whose tool needs approval, paused, decided
   and resumed (two ``Runner.run`` calls).
 
-It prints turns per second of each, median of 3 repetitions (results vary with the
-machine's load).
+It prints turns per second of each, the median of 3 repetitions after a warm-up round, the
+variants in a rotated order each time (results vary with the machine's load).
 """
 
 from __future__ import annotations
@@ -77,10 +78,11 @@ def _agent(tool: Any) -> Agent[Any]:
     return Agent(name="support", model=model, tools=[tool])
 
 
-async def plain(store: SessionStateStore, sid: str, seed: int) -> None:
-    await Runner.run(
-        _agent(lookup_order), make_turn(seed).user_text, session=HelixSession(sid, store)
-    )
+def plain(tool: Any) -> Turn:
+    async def turn(store: SessionStateStore, sid: str, seed: int) -> None:
+        await Runner.run(_agent(tool), make_turn(seed).user_text, session=HelixSession(sid, store))
+
+    return turn
 
 
 def in_run(tool: Any, strategy: Any, memory: bool = False) -> Turn:
@@ -116,10 +118,11 @@ async def approved(store: SessionStateStore, sid: str, seed: int) -> None:
 
 
 VARIANTS: list[tuple[str, Turn]] = [
-    ("HelixSession", plain),
+    ("HelixSession", plain(lookup_order)),
     ("HelixRun static", in_run(lookup_order, "static")),
     ("HelixRun static + a context item", in_run(lookup_order, "static", memory=True)),
     ("HelixRun hybrid", in_run(lookup_order, "hybrid")),
+    ("HelixSession, 40,000-char output", plain(lookup_big)),
     ("HelixRun hybrid, 40,000-char output", in_run(lookup_big, "hybrid")),
     ("approval pause + decide + resume", approved),
 ]
@@ -129,15 +132,18 @@ async def main(url: str, turns: int) -> None:
     set_tracing_disabled(True)
     results: dict[str, list[float]] = {name: [] for name, _ in VARIANTS}
     async with open_store(url) as store:
-        for rep in range(3):
-            for v, (name, turn) in enumerate(VARIANTS):
+        for rep in range(-1, 3):  # a warm-up round first, then three measured
+            shift = max(rep, 0) % len(VARIANTS)
+            for v, (name, turn) in [*enumerate(VARIANTS)][shift:] + [*enumerate(VARIANTS)][:shift]:
                 sids = [f"bench-oai-{rep}-{v}-{i}" for i in range(10)]
                 for sid in sids:
                     await store.create_session(sid)
+                count = turns if rep >= 0 else 10
                 begin = time.perf_counter()
-                for n in range(turns):
+                for n in range(count):
                     await turn(store, sids[n % len(sids)], 10_000_000 + n)
-                results[name].append(turns / (time.perf_counter() - begin))
+                if rep >= 0:
+                    results[name].append(count / (time.perf_counter() - begin))
                 for sid in sids:
                     await store.delete_session(sid)
     base = statistics.median(results["HelixSession"])
