@@ -26,6 +26,7 @@ import statistics
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -131,11 +132,12 @@ VARIANTS: list[tuple[str, Turn]] = [
 async def main(url: str, turns: int) -> None:
     set_tracing_disabled(True)
     results: dict[str, list[float]] = {name: [] for name, _ in VARIANTS}
+    tag = uuid.uuid4().hex[:8]
     async with open_store(url) as store:
         for rep in range(-1, 3):  # a warm-up round first, then three measured
             shift = max(rep, 0) % len(VARIANTS)
             for v, (name, turn) in [*enumerate(VARIANTS)][shift:] + [*enumerate(VARIANTS)][:shift]:
-                sids = [f"bench-oai-{rep}-{v}-{i}" for i in range(10)]
+                sids = [f"bench-oai-{tag}-{rep}-{v}-{i}" for i in range(10)]
                 for sid in sids:
                     await store.create_session(sid)
                 count = turns if rep >= 0 else 10

@@ -155,7 +155,7 @@ class HelixRun:
         if features(self.strategy).offload_outputs:
             self._offloader = Offloader(self.store, self.session_id, self.budget)
             self.tools = [*context_tools(self.store, self.session_id)]
-        if features(self.strategy).lazy_tools:
+        if features(self.strategy).lazy_tools and self._sources:
             self._disclosure = Disclosure(self.store, self.session_id, self.run_id, self._sources)
             await self._disclosure.replay()
             self.tools += self._disclosure.tools()
