@@ -9,7 +9,10 @@ test model (``agents.testing.ScriptedModel``) stands in for a real model. It sho
    the first one's tool answer, arriving late, reaches the next run as a notice;
 3. a tool approval becomes a pending approval; a *second process* (this script, started
    again with ``--decide``) lists it, resolves it (a second resolve says
-   ``already-resolved``) and resumes the run there.
+   ``already-resolved``) and resumes the run there;
+4. under the ``dynamic`` strategy, a 40,000-character tool output reaches the model as its
+   summary and is read back with ``read_tool_output(grep=...)``; a tool source is
+   activated; a later run (a restart) keeps the strategy and the activation.
 
 See docs/integrations/openai-agents.md.
 """
@@ -23,7 +26,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agents import Agent, Runner, function_tool
-from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
+from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
 from agents.tracing import set_tracing_disabled
 
 from helix_agents.core import (
@@ -153,14 +156,77 @@ async def decide(url: str, session_id: str) -> None:
         )
 
 
+@function_tool
+def server_log() -> str:
+    """The server's log (40,000 characters)."""
+    return "\n".join(
+        "00377 ERROR disk full" if n == 377 else f"{n:05d} ok " + "." * 70 for n in range(500)
+    )
+
+
+@function_tool
+def restart_service(name: str) -> str:
+    """Restart a service."""
+    return f"{name} restarted"
+
+
+async def strategies(store: SessionStateStore, session_id: str) -> None:
+    print("\n== 4. dynamic: a large output offloaded and read back; a tool source activated")
+
+    def read_back(call: ModelCall) -> list[Any]:
+        summary = str(call.input[-1]["output"])
+        print("model saw:", summary.splitlines()[0])
+        output_id = "out-" + summary.split("out-", 1)[1].split()[0]
+        return [
+            function_call(
+                "read_tool_output", {"output_id": output_id, "grep": "ERROR"}, call_id="c-2"
+            )
+        ]
+
+    def activate(call: ModelCall) -> list[Any]:
+        print(
+            "read back:",
+            [line for line in str(call.input[-1]["output"]).splitlines() if "ERROR" in line],
+        )
+        print("offered:", sorted(t.name for t in call.tools))
+        return [function_call("activate_tool_source", {"source_name": "ops"}, call_id="c-3")]
+
+    def restart(call: ModelCall) -> list[Any]:
+        print("offered after the activation:", sorted(t.name for t in call.tools))
+        return [function_call("restart_service", {"name": "db"}, call_id="c-4")]
+
+    model = ScriptedModel(
+        [
+            ModelStep(output=[function_call("server_log", {}, call_id="c-1")]),
+            ModelStep.respond(read_back),
+            ModelStep.respond(activate),
+            ModelStep.respond(restart),
+            ModelStep(output=[assistant_message("Freed the disk, restarted db.")]),
+        ]
+    )
+    sources = {"ops": [restart_service]}
+    async with HelixRun(store, session_id, strategy="dynamic", tool_sources=sources) as run:
+        agent = Agent(name="Ops", model=model, tools=[server_log, *run.tools])
+        result = await Runner.run(agent, "Fix it", session=run.session, run_config=run.run_config)
+    print("agent>", result.final_output)
+    later = ScriptedModel([ModelStep(output=[assistant_message("All good.")])])
+    async with HelixRun(store, session_id, tool_sources=sources) as run:  # a restart
+        agent = Agent(name="Ops", model=later, tools=[server_log, *run.tools])
+        await Runner.run(agent, "Status?", session=run.session, run_config=run.run_config)
+    print(
+        f"next run: strategy {run.strategy}, offered:", sorted(t.name for t in later.calls[0].tools)
+    )
+
+
 async def main(url: str) -> None:
-    """The three parts, each on a session of its own."""
+    """The four parts, each on a session of its own."""
     set_tracing_disabled(True)  # nothing leaves the machine
     tag = uuid.uuid4().hex[:8]
     async with open_store(url) as store:
         await memories(store, f"features-memory-{tag}")
         await two_runners(store, f"features-runners-{tag}")
         await approval(url, store, f"features-approval-{tag}")
+        await strategies(store, f"features-strategies-{tag}")
 
 
 if __name__ == "__main__":

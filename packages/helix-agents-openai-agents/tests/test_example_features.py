@@ -1,4 +1,4 @@
-"""examples/openai_agents_features.py shows OAI-1..OAI-5 end to end, on SQLite and PostgreSQL,
+"""examples/openai_agents_features.py shows OAI-1..OAI-9 end to end, on SQLite and PostgreSQL,
 with the approval resolved and resumed in a second process."""
 
 from __future__ import annotations
@@ -27,6 +27,13 @@ def check(out: str) -> None:
     assert "[second process] decide approve=False: already-resolved" in out
     assert "[second process] tool ran: 'deleted old.log'; agent> Deleted old.log." in out
     assert "back in the first process: run completed, 4 rows, 0 pending approvals" in out
+    assert "model saw: [Output stored as out-" in out and "500 lines]" in out
+    assert "read back: ['378: 00377 ERROR disk full']" in out
+    tools = "'read_tool_output', 'recall_history'"
+    assert f"offered: ['activate_tool_source', {tools}, 'server_log']" in out
+    assert f"offered after the activation: [{tools}, 'restart_service', 'server_log']" in out
+    assert "agent> Freed the disk, restarted db." in out
+    assert f"next run: strategy dynamic, offered: [{tools}, 'restart_service'" in out
 
 
 def test_example_features_on_sqlite(tmp_path: Path) -> None:
