@@ -14,8 +14,10 @@ model calls, four items saved; the SDK's scripted test model) on one store, as:
 * ``approval pause + decide + resume``: a turn whose tool needs approval, paused, decided
   and resumed (two ``Runner.run`` calls).
 
-It prints turns per second of each, the median of 3 repetitions after a warm-up round, the
-variants in a rotated order each time (results vary with the machine's load).
+It prints the store calls of each turn (exact: counted through a proxy of the store, as
+each is one round trip on a server backend) and turns per second, the median of 3
+repetitions after a warm-up round, the variants in a rotated order each time (results
+vary with the machine's load).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from agents import Agent, Runner, function_tool
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
@@ -62,6 +64,25 @@ def lookup_approved(order_id: str, fields: list[str]) -> str:
 
 
 Turn = Callable[[SessionStateStore, str, int], Awaitable[None]]
+
+
+class Counted:
+    """The store, counting the calls of its methods."""
+
+    def __init__(self, store: SessionStateStore) -> None:
+        self._store = store
+        self.calls = 0
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self._store, name)
+        if not callable(found):
+            return found
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self.calls += 1
+            return found(*args, **kwargs)
+
+        return counted
 
 
 def _reply(call: ModelCall) -> list[Any]:
@@ -132,6 +153,7 @@ VARIANTS: list[tuple[str, Turn]] = [
 async def main(url: str, turns: int) -> None:
     set_tracing_disabled(True)
     results: dict[str, list[float]] = {name: [] for name, _ in VARIANTS}
+    calls: dict[str, float] = {}
     tag = uuid.uuid4().hex[:8]
     async with open_store(url) as store:
         for rep in range(-1, 3):  # a warm-up round first, then three measured
@@ -146,13 +168,18 @@ async def main(url: str, turns: int) -> None:
                     await turn(store, sids[n % len(sids)], 10_000_000 + n)
                 if rep >= 0:
                     results[name].append(count / (time.perf_counter() - begin))
+                else:
+                    counted = Counted(store)
+                    for n in range(10):
+                        await turn(cast(SessionStateStore, counted), sids[n], 20_000_000 + n)
+                    calls[name] = counted.calls / 10
                 for sid in sids:
                     await store.delete_session(sid)
     base = statistics.median(results["HelixSession"])
-    print(f"{'variant':38} {'turns/s':>8} {'vs HelixSession':>16}")
+    print(f"{'variant':38} {'store calls':>11} {'turns/s':>8} {'vs HelixSession':>16}")
     for name, per_rep in results.items():
         median = statistics.median(per_rep)
-        print(f"{name:38} {median:8.1f} {median / base:15.2f}x")
+        print(f"{name:38} {calls[name]:11.1f} {median:8.1f} {median / base:15.2f}x")
 
 
 if __name__ == "__main__":
