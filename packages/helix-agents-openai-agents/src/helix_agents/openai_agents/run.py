@@ -1,4 +1,4 @@
-"""``HelixRun``: one ``Runner.run`` as one run of the store (OAI-1..OAI-5).
+"""``HelixRun``: one ``Runner.run`` as one run of the store (OAI-1..OAI-9).
 
 Wired in with two arguments::
 
