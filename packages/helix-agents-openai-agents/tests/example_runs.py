@@ -10,7 +10,7 @@ from pathlib import Path
 EXAMPLES = Path(__file__).parents[3] / "examples"
 
 
-def run_example(script: str, db: Path) -> str:
+def run_example(script: str, db: Path | str) -> str:
     """The output of ``examples/<script> <db>``, which must exit 0."""
     done = subprocess.run(
         [sys.executable, str(EXAMPLES / script), str(db)],

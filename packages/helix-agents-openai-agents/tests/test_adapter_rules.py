@@ -130,9 +130,12 @@ async def test_adp3_rows_it_did_not_write_are_skipped_and_never_break_a_read(
         ContextMessage(kind="instruction", content="be brief"),
         ChatMessage(role="user", content="\x00 app row", openai_items=["near miss"]),
     )
-    assert await HelixSession("s", store).get_items() == said("mine")
+    # A context row is every runtime's: the model sees it lowered to a user turn (OAI-1).
+    shown = said('<context kind="instruction">\nbe brief\n</context>')
+    assert await HelixSession("s", store).get_items() == said("mine") + shown
     assert await HelixSession("s", store).get_items(limit=1) == []  # a limit counts rows
     assert await HelixSession("s", store)._get_compaction_snapshot(2) is None
+    assert await HelixSession("s", store).pop_item() == shown[0]
     assert await HelixSession("s", store).pop_item() == said("mine")[0]
     assert await store.get_message_count("s") == 0
 

@@ -17,7 +17,9 @@ from agents.memory.session_settings import (
 
 from helix_agents.core import (
     ChatMessage,
+    ConcurrencyConflictError,
     MessageCountConflictError,
+    RunSupersededError,
     SessionExistsError,
     SessionNotFoundError,
     SessionStateStore,
@@ -29,7 +31,9 @@ from helix_agents.core.backend import check_id
 from helix_agents.core.limits import MAX_COUNT
 
 from ._compaction import read_snapshot
-from ._items import decode_item, encode_items
+from ._context import delivery_commit, read_item
+from ._items import encode_items
+from ._late import record_late_answers
 from ._settle import settled
 
 if TYPE_CHECKING:
@@ -56,7 +60,9 @@ class HelixSession:
     :meth:`close` ends only the session.
     ``user_id`` (a string, or a :data:`UserIdHook` called with the run's
     context wrapper) owns the session when ``add_items`` creates it, so it
-    shows in ``store.sessions(user_id)``. Semantics are in
+    shows in ``store.sessions(user_id)``. With ``fence_run_id`` every write
+    lands only while that run is the session's current live run (OAI-2);
+    :class:`HelixRun` builds such sessions. Semantics are in
     docs/integrations/openai-agents.md.
     """
 
@@ -69,8 +75,14 @@ class HelixSession:
         *,
         user_id: str | UserIdHook | None = None,
         session_settings: SessionSettings | dict[str, Any] | None = None,
+        fence_run_id: str | None = None,
     ) -> None:
         self.session_id = check_id(session_id, "session_id")
+        self.fence_run_id = (
+            None
+            if fence_run_id is None
+            else check_id(fence_run_id, "fence_run_id", session_id=session_id)
+        )
         if isinstance(user_id, str):
             check_id(user_id, "user_id", session_id=session_id)
         self.session_settings = (
@@ -122,7 +134,7 @@ class HelixSession:
         except SessionNotFoundError:
             self._checked = False
             return []
-        return [item for row in rows if (item := decode_item(row, self.session_id)) is not None]
+        return [item for row in rows if (item := read_item(row, self.session_id)) is not None]
 
     async def _mine(self, *, write: bool) -> bool:
         """Whether the session exists and is this adapter's or shared (ADP-2).
@@ -176,7 +188,13 @@ class HelixSession:
                 if expected is None:
                     continue  # created concurrently by another writer: count again
             try:
-                result = await self._handle.append(*rows, expect_message_count=expected)
+                result = await self._handle.append(
+                    *rows, expect_message_count=expected, fence_run_id=self.fence_run_id
+                )
+            except RunSupersededError:
+                # The run's tool outputs are not lost: the next run gets them as notices.
+                await record_late_answers(self.store, self.session_id, rows)
+                raise
             except MessageCountConflictError as exc:
                 if attempt == APPEND_ATTEMPTS - 1:
                     raise
@@ -239,16 +257,63 @@ class HelixSession:
             return None
         while True:
             try:
-                rows = await self._handle.pop(1)
+                rows = await self.store.pop_messages(
+                    self.session_id, 1, fence_run_id=self.fence_run_id
+                )
             except SessionNotFoundError:
                 self._checked = False
                 return None
             if not rows:
                 return None
             # A corrupt row is removed all the same; its error names it (ADP-6).
-            item = decode_item(rows[0], self.session_id)
+            item = read_item(rows[0], self.session_id)
             if item is not None:
                 return item
+
+    async def deliver_queued(
+        self, *, wrapper: RunContextWrapper[Any] | None = None
+    ) -> list[TResponseInputItem]:
+        """Deliver every queued context item and late answer in one commit (OAI-1).
+
+        The commit appends the context rows that carry them and marks each delivered,
+        atomically (fenced with ``fence_run_id``). Returns the rows as the model sees
+        them (lowered to ``user`` messages), ``[]`` when nothing was queued.
+        """
+        self._check_open()
+        return await settled(self._deliver(wrapper))
+
+    async def _deliver(self, wrapper: RunContextWrapper[Any] | None) -> list[TResponseInputItem]:
+        async with self._append_lock():
+            expected = self._count if self._checked else None
+            for attempt in range(APPEND_ATTEMPTS):
+                if expected is None:
+                    expected = await self._count_or_create(wrapper)
+                    if expected is None:
+                        continue
+                commit = await delivery_commit(
+                    self.store, self.session_id, self.fence_run_id, expected
+                )
+                if commit is None:
+                    return []
+                try:
+                    result = await self.store.append_messages(self.session_id, commit)
+                except ConcurrencyConflictError as exc:
+                    # The log moved, or another runner delivered some of them: read again.
+                    if attempt == APPEND_ATTEMPTS - 1:
+                        raise
+                    actual = getattr(exc, "actual", None)
+                    expected = actual if isinstance(actual, int) else None
+                    continue
+                self._count = result.message_count
+                return [
+                    item
+                    for row in commit.messages
+                    if (item := read_item(row, self.session_id)) is not None
+                ]
+        raise MessageCountConflictError(
+            f"session {self.session_id!r}: delivery gave up after {APPEND_ATTEMPTS} attempts",
+            session_id=self.session_id,
+        )
 
     async def clear_session(self, *, wrapper: RunContextWrapper[Any] | None = None) -> None:
         """Remove every item; the session itself (and its owner) stays."""
