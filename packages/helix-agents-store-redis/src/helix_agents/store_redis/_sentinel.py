@@ -66,6 +66,9 @@ def sentinel_client(url: str, settings: dict[str, Any], shown: str) -> Redis:
         else:
             master[option] = _typed(option, value, shown)
     master.update(settings)
+    # One connection per Sentinel, shared by every lookup of the master (each one short
+    # command): many tasks reconnecting at once open no burst of connections to them.
+    sentinel["single_connection_client"] = True
     for option in ("socket_timeout", "socket_connect_timeout", "retry", "decode_responses"):
         sentinel[option] = settings[option]
     if sentinel_ssl is None:
