@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
+from redis.asyncio import Redis
+from redis.asyncio.sentinel import SentinelConnectionPool
 
 from helix_agents.contract.failover import Workload, run_across_failover
 from helix_agents.contract.servers import RedisServers, SentinelGroup
@@ -91,7 +94,9 @@ def test_FO_1_sentinel_url_options_reach_both_connections() -> None:
         f"&ssl_ca_certs=/ca.pem&sentinel_username=watch&sentinel_password=w-{SECRET}"
         "&client_name=helix-app"
     )
-    pool = store.engine.client.connection_pool
+    client = store.engine.client
+    assert isinstance(client, Redis) and isinstance(client.connection_pool, SentinelConnectionPool)
+    pool = client.connection_pool
     master = pool.connection_kwargs
     assert (master["username"], master["password"], master["db"]) == ("ada", SECRET, 3)
     assert master["ssl_ca_certs"] == "/ca.pem" and master["client_name"] == "helix-app"
@@ -103,7 +108,10 @@ def test_FO_1_sentinel_url_options_reach_both_connections() -> None:
     assert all(s.get("client_name") is None for s in sentinels)
     assert SECRET not in repr(store)
     plain = RedisStateStore("redis+sentinel://10.0.0.1/helix?ssl=true&sentinel_ssl=false")
-    sentinel = plain.engine.client.connection_pool.sentinel_manager.sentinels[0]
+    plain_client = plain.engine.client
+    assert isinstance(plain_client, Redis)
+    assert isinstance(plain_client.connection_pool, SentinelConnectionPool)
+    sentinel = plain_client.connection_pool.sentinel_manager.sentinels[0]
     assert sentinel.connection_pool.connection_kwargs.get("ssl_ca_certs") is None
 
 
@@ -177,7 +185,7 @@ async def test_FO_3_more_replicas_than_exist_time_out(replicated: tuple[int, int
         ("redis://127.0.0.1/0?wait_replicas=1&wait_timeout=0", {}),
     ],
 )
-def test_FO_3_wait_replicas_options_are_checked(url: str, options: dict[str, int]) -> None:
+def test_FO_3_wait_replicas_options_are_checked(url: str, options: dict[str, Any]) -> None:
     with pytest.raises(ValidationError):
         RedisStateStore(url, **options)
 
@@ -188,7 +196,7 @@ def test_FO_3_wait_replicas_options_are_checked(url: str, options: dict[str, int
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 @pytest.mark.parametrize("durable", [True, False], ids=["wait_replicas=1", "no-wait"])
 async def test_FO_5_FO_6_FO_7_FO_8_invariants_across_a_failover(
-    group: SentinelGroup, durable: bool, record_property: pytest.RecordProperty
+    group: SentinelGroup, durable: bool, record_property: Callable[[str, object], None]
 ) -> None:
     query = "wait_replicas=1&wait_timeout=0.5" if durable else ""
     workload = Workload(sessions=8, writers=3, approvals=20, items=40) if LONG else Workload()

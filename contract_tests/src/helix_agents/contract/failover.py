@@ -16,6 +16,7 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, TypeVar
 
 from helix_agents.core import (
@@ -209,7 +210,7 @@ async def _read_back(
     store: SessionStateStore, sessions: dict[str, list[str]], outcome: Outcome, deadline: float
 ) -> None:
     for session_id in sessions:
-        rows = await _retrying(lambda s=session_id: store.get_messages(s), outcome, deadline)
+        rows = await _retrying(partial(store.get_messages, session_id), outcome, deadline)
         said = Counter(r.content for r in rows if isinstance(r, ChatMessage))
         told = Counter(r.content for r in rows if isinstance(r, ContextMessage))
         outcome.twice += [f"{session_id}: row {c!r} x{n}" for c, n in said.items() if n > 1]

@@ -102,8 +102,8 @@ class SentinelGroup:
             proc.kill()
             proc.wait()
         for port in (self.master_port, self.replica_port):
-            proc = self.servers.procs.pop(port, None)
-            if proc is not None:
+            if port in self.servers.procs:
+                proc = self.servers.procs.pop(port)
                 proc.kill()
                 proc.wait()
 
