@@ -39,6 +39,10 @@ test: lint typecheck ## Lint, type-check, then run every test on every backend
 state-machine-long: $(SYNCED) ## Nightly: the state machine's long profile on every backend
 	HELIX_CONTRACT_PROFILE=helix-thorough $(UV) run pytest packages -k state_machine_matches_model
 
+.PHONY: failover-long
+failover-long: $(SYNCED) ## The failover fault tests' long version: bigger workload, longer run
+	HELIX_FAILOVER_LONG=1 $(UV) run pytest packages -k "FO_"
+
 # Mutation testing: mutmut's mutants of the memory store and its core modules, each run in
 # memory against the contract suite on the memory store; the score and every survivor
 # go into docs/contract.md. MUTATION_ARGS adds options, e.g. "--results mutation.txt"

@@ -41,6 +41,7 @@ from ._redis import (
     start_cluster,
 )
 from ._search import Attempt, Outcome, Search, Step, require, search
+from ._sentinel import SentinelGroup
 
 __all__ = [
     "POSTGRES_ENV",
@@ -55,6 +56,7 @@ __all__ = [
     "RedisServers",
     "RedisTlsFiles",
     "Search",
+    "SentinelGroup",
     "Server",
     "Step",
     "TLSFiles",

@@ -27,6 +27,7 @@ _INSTALL_HINTS = {
     "redis": "helix-agents-store-redis",
     "rediss": "helix-agents-store-redis",
     "redis+cluster": "helix-agents-store-redis",
+    "redis+sentinel": "helix-agents-store-redis",
 }
 
 

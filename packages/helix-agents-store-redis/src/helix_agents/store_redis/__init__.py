@@ -1,5 +1,6 @@
-"""helix-agents Redis session store: Redis and Redis Cluster, one Lua script per write."""
+"""helix-agents Redis session store: Redis, Redis Cluster and Sentinel, one Lua script per write."""
 
+from .errors import ReplicationLagError
 from .store import RedisStateStore, open_url
 
-__all__ = ["RedisStateStore", "open_url"]
+__all__ = ["RedisStateStore", "ReplicationLagError", "open_url"]

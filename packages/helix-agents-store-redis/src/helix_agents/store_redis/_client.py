@@ -17,8 +17,9 @@ from helix_agents.core import ValidationError
 from helix_agents.core.backend import check_userinfo, redact_url
 
 from ._config import STORE_QUERY, Timeouts, refuse_renamed
+from ._sentinel import SENTINEL_SCHEME, sentinel_client
 
-__all__ = ["CLUSTER_SCHEME", "OPTION_ERRORS", "build_client", "describe"]
+__all__ = ["CLUSTER_SCHEME", "OPTION_ERRORS", "build_client", "describe", "is_cluster_url"]
 
 CLUSTER_SCHEME = "redis+cluster"
 # What redis-py raises for an option of the wrong type or value.
@@ -32,7 +33,8 @@ T = TypeVar("T")
 
 
 def build_client(url: str, timeouts: Timeouts, options: dict[str, Any]) -> Redis | RedisCluster:
-    """A client for ``redis://``, ``rediss://``, ``unix://`` or ``redis+cluster://h:p,h:p``.
+    """A client for ``redis://``, ``rediss://``, ``unix://``, ``redis+cluster://h:p,h:p``
+    or ``redis+sentinel://h:p,h:p/<master name>``.
 
     Opens nothing. Every option is checked here, so a bad one is a
     ValidationError now rather than an error at the first call. The client
@@ -56,6 +58,8 @@ def build_client(url: str, timeouts: Timeouts, options: dict[str, Any]) -> Redis
         if scheme != "unix":
             _check_address(parts.netloc, parts.path, shown)
         return _checked(lambda: _standalone(url, settings), shown)
+    if scheme == SENTINEL_SCHEME:
+        return _checked(lambda: sentinel_client(url, settings, shown), shown)
     if scheme != CLUSTER_SCHEME:
         raise ValidationError(f"not a Redis URL: {shown!r}")
     userinfo, _, hosts = parts.netloc.rpartition("@")
@@ -66,6 +70,11 @@ def build_client(url: str, timeouts: Timeouts, options: dict[str, Any]) -> Redis
     query = _cluster_tls(parts.query, settings, shown)
     first = urlunsplit(("redis", netloc, parts.path, query, ""))
     return _checked(lambda: RedisCluster.from_url(first, startup_nodes=nodes, **settings), shown)
+
+
+def is_cluster_url(url: str) -> bool:
+    """Whether ``url`` is a ``redis+cluster://`` URL."""
+    return url.partition(":")[0].lower() == CLUSTER_SCHEME
 
 
 def describe(url: str) -> str:

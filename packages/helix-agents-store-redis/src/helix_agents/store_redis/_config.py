@@ -29,8 +29,16 @@ __all__ = [
 OPERATION_TIMEOUT = 10.0
 CONNECT_TIMEOUT = 5.0
 # Options of the store itself; any other URL query argument goes to redis-py.
-STORE_QUERY = ("key_prefix", "idle_ttl", "max_messages", "operation_timeout", "connect_timeout")
-_INT_QUERY = ("max_messages",)
+STORE_QUERY = (
+    "key_prefix",
+    "idle_ttl",
+    "max_messages",
+    "operation_timeout",
+    "connect_timeout",
+    "wait_replicas",
+    "wait_timeout",
+)
+_INT_QUERY = ("max_messages", "wait_replicas")
 # redis-py's names for what operation_timeout and connect_timeout set: one name each.
 RENAMED = {"socket_timeout": "operation_timeout", "socket_connect_timeout": "connect_timeout"}
 

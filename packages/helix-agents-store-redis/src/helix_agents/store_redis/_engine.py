@@ -49,6 +49,9 @@ from ._listing import EveryIndex, Listing
 from ._open import open_scripts
 from ._scoped import Journal, journal_entry
 from ._scripts import Scripts
+from ._sentinel import close_sentinels
+from ._wait import NotReplicatedError, ReplicaWait
+from .errors import ReplicationLagError
 
 __all__ = ["RedisEngine"]
 
@@ -72,8 +75,10 @@ class RedisEngine(Engine):
         where: str,
         *,
         owns: bool,
+        wait: ReplicaWait | None = None,
     ) -> None:
         self.client = client
+        self.wait = wait
         self.cluster = isinstance(client, RedisCluster)
         self.options = options
         self.keys = options.keys
@@ -95,16 +100,17 @@ class RedisEngine(Engine):
         """Connect and load the scripts; a failure raises the core error naming its cause
         (and closes the client the store built)."""
         try:
-            self.scripts = await open_scripts(self.client, self.where)
+            self.scripts = await open_scripts(self.client, self.where, self.wait)
         except BaseException:
             await self.close()
             raise
 
     async def close(self) -> None:
-        """Close the client if the store built it."""
+        """Close the client (and its Sentinel clients) if the store built it."""
         self.scripts = None
         if self.owns:
             await self.client.aclose()
+            await close_sentinels(self.client)
 
     async def run(
         self, name: str, keys: Sequence[str], args: Sequence[Any], session_id: str | None
@@ -117,6 +123,15 @@ class RedisEngine(Engine):
         except DRIVER_ERRORS as exc:
             write = name not in ("read", "dump")
             raise driver_error(exc, session_id, write=write, where=self.where) from exc
+        except NotReplicatedError as exc:
+            assert self.wait is not None
+            prefix = "" if session_id is None else f"session {session_id!r}: "
+            raise ReplicationLagError(
+                f"{prefix}{self.where}: the write landed on the master, but {exc.acked} of "
+                f"{self.wait.replicas} replicas acknowledged it within {self.wait.timeout}s",
+                session_id=session_id,
+                may_have_landed=True,
+            ) from None
 
     async def _hgetall(self, key: str) -> dict[str, str]:
         try:

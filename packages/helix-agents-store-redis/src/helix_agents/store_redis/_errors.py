@@ -14,6 +14,7 @@ from redis.exceptions import (
     InvalidResponse,
     MovedError,
     NoPermissionError,
+    ReadOnlyError,
     RedisClusterException,
     RedisError,
     ResponseError,
@@ -60,6 +61,9 @@ def driver_error(
         )
     message = str(exc)
     refused = isinstance(exc, ResponseError) and "user_script" not in message
+    # A demoted master's READONLY reply, which a Sentinel-managed client raises as a
+    # ConnectionError: the write ran nothing.
+    refused = refused or any(isinstance(cause, ReadOnlyError) for cause in _chain(exc))
     not_sent = any(isinstance(cause, _NOT_SENT) for cause in _chain(exc))
     what = "did not answer in time" if isinstance(exc, RedisTimeoutError) else "failed"
     if opening and any(isinstance(c, RedisConnectionError) and _hung_up(c) for c in _chain(exc)):

@@ -19,6 +19,8 @@ from helix_agents.core.errors import StoreMisconfiguredError
 from ._client import OPTION_ERRORS
 from ._errors import DRIVER_ERRORS, driver_error
 from ._scripts import Scripts
+from ._sentinel import sentinel_managed
+from ._wait import ReplicaWait
 
 __all__ = ["open_scripts"]
 
@@ -28,16 +30,19 @@ _PROBE_AFTER = 0.25
 _TLS_FILES = ("ssl_ca_certs", "ssl_ca_path", "ssl_certfile", "ssl_keyfile")
 
 
-async def open_scripts(client: Redis | RedisCluster, where: str) -> Scripts:
+async def open_scripts(
+    client: Redis | RedisCluster, where: str, wait: ReplicaWait | None = None
+) -> Scripts:
     """Connect and load every script; a failure raises the core error that names its cause."""
     tls = _tls_settings(client)
     if tls is not None:
         _check_tls_files(tls, where)
-    scripts = Scripts(client)
+    scripts = Scripts(client, wait)
     loading = asyncio.ensure_future(scripts.load())
     probe: asyncio.Future[bool] | None = None
     try:
-        if tls is not None:
+        # A Sentinel-managed client's master address is the Sentinels' to give: no probe.
+        if tls is not None and not sentinel_managed(client):
             await asyncio.wait((loading,), timeout=_PROBE_AFTER)
             if not loading.done():
                 probe = asyncio.ensure_future(_speaks_plain_redis(tls))

@@ -5,6 +5,8 @@ scoped state's journal each run in an app or user map's slot or the session's
 (docs/scoped-state.md). When a server answers NOSCRIPT (after ``SCRIPT FLUSH``, a
 restart or a failover) the script is loaded again — on every primary of a cluster —
 and the call re-sent once: the refused EVALSHA ran nothing, so no write is doubled.
+With ``wait_replicas``, a write is sent with a ``WAIT`` behind it in one pipeline:
+``WAIT`` counts the replicas that have every write of its own connection.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from redis.asyncio import Redis, RedisCluster
 from redis.exceptions import NoScriptError
 
 from ._keys import SESSION_KEYS
+from ._wait import NotReplicatedError, ReplicaWait
 
 __all__ = ["NAMES", "Scripts", "source"]
 
@@ -46,10 +49,11 @@ def source(name: str) -> str:
 class Scripts:
     """Every script, by name, for one client: ``await scripts.run(name, keys, args)``."""
 
-    __slots__ = ("_client", "_shas", "_sources")
+    __slots__ = ("_client", "_shas", "_sources", "_wait")
 
-    def __init__(self, client: Redis | RedisCluster) -> None:
+    def __init__(self, client: Redis | RedisCluster, wait: ReplicaWait | None = None) -> None:
         self._client = client
+        self._wait = wait
         self._sources = {name: source(name) for name in NAMES}
         self._shas: dict[str, str] = {}
 
@@ -63,9 +67,37 @@ class Scripts:
         self._shas[name] = sha.decode() if isinstance(sha, bytes) else str(sha)
 
     async def run(self, name: str, keys: Sequence[str], args: Sequence[Any]) -> Any:
-        """EVALSHA script ``name``; loads it and re-sends once if the server lost it."""
+        """EVALSHA script ``name``; loads it and re-sends once if the server lost it.
+
+        With a replica wait, a write that too few replicas acknowledged raises
+        :class:`NotReplicatedError` after it ran.
+        """
+        if self._wait is not None and name != "read" and isinstance(self._client, Redis):
+            return await self._run_waiting(self._client, self._wait, name, keys, args)
         try:
             return await self._client.evalsha(self._shas[name], len(keys), *keys, *args)
         except NoScriptError:
             await self._load(name)
             return await self._client.evalsha(self._shas[name], len(keys), *keys, *args)
+
+    async def _run_waiting(
+        self, client: Redis, wait: ReplicaWait, name: str, keys: Sequence[str], args: Sequence[Any]
+    ) -> Any:
+        reply, acked = await self._send_waiting(client, wait, name, keys, args)
+        if isinstance(reply, NoScriptError):
+            await self._load(name)
+            reply, acked = await self._send_waiting(client, wait, name, keys, args)
+        for answer in (reply, acked):
+            if isinstance(answer, Exception):
+                raise answer
+        if int(acked) < wait.replicas:
+            raise NotReplicatedError(int(acked))
+        return reply
+
+    async def _send_waiting(
+        self, client: Redis, wait: ReplicaWait, name: str, keys: Sequence[str], args: Sequence[Any]
+    ) -> list[Any]:
+        async with client.pipeline(transaction=False) as pipe:
+            pipe.evalsha(self._shas[name], len(keys), *keys, *args)
+            pipe.execute_command("WAIT", wait.replicas, wait.timeout_ms)
+            return list(await pipe.execute(raise_on_error=False))

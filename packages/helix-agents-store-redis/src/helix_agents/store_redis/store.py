@@ -11,9 +11,10 @@ from redis.asyncio import Redis, RedisCluster
 from helix_agents.core import StoreUnavailableError, ValidationError
 from helix_agents.core.backend import StoreBase, utcnow
 
-from ._client import build_client, describe
+from ._client import build_client, describe, is_cluster_url
 from ._config import StoreOptions, Timeouts, split_store_options
 from ._engine import RedisEngine
+from ._wait import ReplicaWait
 
 __all__ = ["RedisStateStore", "open_url"]
 
@@ -22,11 +23,14 @@ class RedisStateStore(StoreBase):
     """Session state in Redis (standalone, or a Redis Cluster), through ``redis.asyncio``.
 
     Build it from a URL (``redis://``, ``rediss://``, ``unix://``,
-    ``redis+cluster://h:p,h:p``; the store then owns and closes its client) or around
+    ``redis+cluster://h:p,h:p``, ``redis+sentinel://h:p,h:p/<master>``; the store then owns
+    and closes its client) or around
     a ``client`` you own. Options: ``key_prefix`` and ``namespace`` (keys live under
     ``<key_prefix>:<namespace>:``), ``idle_ttl`` (seconds or a timedelta: a session
     untouched that long expires whole), ``max_messages`` (retention),
-    ``operation_timeout`` and ``connect_timeout`` (seconds), ``clock``; the store's
+    ``operation_timeout`` and ``connect_timeout`` (seconds), ``wait_replicas`` and
+    ``wait_timeout`` (each write waits for that many replicas: docs/scaling.md),
+    ``clock``; the store's
     options may also be URL query arguments (keywords win); any other keyword goes
     to the redis-py client. See docs/backends/redis.md.
     """
@@ -44,6 +48,8 @@ class RedisStateStore(StoreBase):
         max_messages: int | None = None,
         operation_timeout: float | timedelta | None = None,
         connect_timeout: float | timedelta | None = None,
+        wait_replicas: int | None = None,
+        wait_timeout: float | timedelta | None = None,
         clock: Callable[[], datetime] = utcnow,
         **client_options: Any,
     ) -> None:
@@ -74,12 +80,22 @@ class RedisStateStore(StoreBase):
             query.get("operation_timeout") if operation_timeout is None else operation_timeout,
             query.get("connect_timeout") if connect_timeout is None else connect_timeout,
         )
+        wait = ReplicaWait.build(
+            query.get("wait_replicas") if wait_replicas is None else wait_replicas,
+            query.get("wait_timeout") if wait_timeout is None else wait_timeout,
+            timeouts.operation,
+        )
+        cluster = isinstance(client, RedisCluster) or (url is not None and is_cluster_url(url))
+        if wait is not None and cluster:
+            raise ValidationError(
+                "wait_replicas is for redis:// and redis+sentinel://, not a Redis Cluster"
+            )
         if url is not None:
             client = build_client(url, timeouts, client_options)
         assert client is not None
         self.options = options
         self.timeouts = timeouts
-        engine = RedisEngine(client, options, where, owns=url is not None)
+        engine = RedisEngine(client, options, where, owns=url is not None, wait=wait)
         super().__init__(engine, max_messages=max_messages, clock=clock)
 
     def __repr__(self) -> str:
@@ -103,7 +119,8 @@ class RedisStateStore(StoreBase):
 
 
 def open_url(url: str, *, namespace: str | None = None, **options: Any) -> RedisStateStore:
-    """The entry point of ``redis://``, ``rediss://`` and ``redis+cluster://h:p,h:p`` URLs.
+    """The entry point of ``redis://``, ``rediss://``, ``redis+cluster://`` and
+    ``redis+sentinel://`` URLs.
 
     The store's options may also come as URL query arguments; keyword options win.
     """
