@@ -1,4 +1,4 @@
-"""examples/pydantic_ai_chat.py: two turns, a restart that continues from history, a race (PAI-7)."""
+"""examples/pydantic_ai_chat.py: two turns, a restart that continues, a racing save (PAI-7)."""
 
 from __future__ import annotations
 
