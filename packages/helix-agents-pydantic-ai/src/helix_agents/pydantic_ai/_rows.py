@@ -49,12 +49,14 @@ def encode_messages(messages: Sequence[ModelMessage], session_id: str) -> list[C
     rows = []
     for index, message in enumerate(messages):
         try:
-            text = ModelMessagesTypeAdapter.dump_json([message]).decode()
+            # A value the serializer would only warn about (an int key where a str is
+            # expected) is an error here: refused, not stored changed.
+            text = ModelMessagesTypeAdapter.dump_json([message], warnings="error").decode()
             # Equal as Python values, not as objects: a URL part reads back with its media
             # type worked out, which is what it would have said anyway (PAI-3).
             same = ModelMessagesTypeAdapter.dump_python(
                 ModelMessagesTypeAdapter.validate_json(text)
-            ) == ModelMessagesTypeAdapter.dump_python([message])
+            ) == ModelMessagesTypeAdapter.dump_python([message], warnings="error")
         except (
             pydantic.ValidationError,
             pydantic_core.PydanticSerializationError,
