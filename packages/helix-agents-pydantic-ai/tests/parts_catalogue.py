@@ -16,6 +16,7 @@ from typing import Any
 
 import pydantic
 import pydantic_ai.messages as pm
+from pydantic_ai.usage import RequestUsage
 
 __all__ = ["all_messages", "minimal_parts", "part_kinds", "rich_messages"]
 
@@ -64,7 +65,8 @@ def _value(schema: dict[str, Any], defs: dict[str, Any]) -> Any:
         if schema.get("format") in ("binary", "base64", "base64url"):
             return "aGk="
         return "x"
-    return {"integer": 1, "number": 1.5, "boolean": True, "null": None}.get(kind, "x")
+    scalars: dict[Any, Any] = {"integer": 1, "number": 1.5, "boolean": True, "null": None}
+    return scalars.get(kind, "x")
 
 
 def _deprecated(cls: type) -> bool:
@@ -117,7 +119,7 @@ def rich_messages() -> list[pm.ModelMessage]:
             ],
             model_name="function:model",
             timestamp=_WHEN,
-            usage=pm.RequestUsage(input_tokens=12, output_tokens=7),
+            usage=RequestUsage(input_tokens=12, output_tokens=7),
             provider_response_id="resp-1",
         ),
         pm.ModelRequest(
