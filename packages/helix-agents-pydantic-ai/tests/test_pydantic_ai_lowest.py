@@ -42,8 +42,8 @@ def test_the_lowest_pydantic_ai_passes_the_rules_and_the_example() -> None:
     assert version.stdout.strip() == "1.32.0"
     rules = _with_lowest(
         "pytest",
-        str(HERE / "test_history.py"),
-        str(HERE / "test_example.py"),
+        str(HERE / "test_pai_history.py"),
+        str(HERE / "test_pai_example.py"),
         "-k",
         "memory or example",
         "-q",

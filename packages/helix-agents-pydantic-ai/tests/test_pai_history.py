@@ -7,7 +7,7 @@ import uuid
 from typing import Any
 
 import pytest
-from parts_catalogue import all_messages, part_kinds
+from pai_parts import all_messages, part_kinds
 from pydantic_ai.messages import (
     ModelMessage,
     ModelMessagesTypeAdapter,
