@@ -152,6 +152,20 @@ async def test_pai1_a_run_that_loaded_before_another_saved_conflicts(
     assert len(await HelixHistory(store, sid).load()) == 4
 
 
+async def test_pai1_a_session_deleted_since_the_load_conflicts_and_is_not_recreated(
+    store: SessionStateStore,
+) -> None:
+    sid = _sid()
+    history = HelixHistory(store, sid)
+    await history.load()
+    await history.save(_turn("a", "b"))
+    await store.delete_session(sid)
+    with pytest.raises(MessageCountConflictError) as caught:
+        await history.save(_turn("c", "d"))
+    assert (caught.value.session_id, caught.value.expected, caught.value.actual) == (sid, 2, 0)
+    assert await store.get_session(sid) is None
+
+
 async def test_pai4_a_foreign_session_is_empty_and_refuses_a_save(
     store: SessionStateStore,
 ) -> None:

@@ -76,6 +76,15 @@ class HelixHistory:
         if not rows:
             return
         info = await self.store.get_session(self.session_id)
+        if info is None and self._count:
+            # Deleted since the load: nothing to continue, and nothing is created.
+            raise MessageCountConflictError(
+                f"session {self.session_id!r}: deleted since this history was loaded "
+                f"({self._count} rows expected); load and run again",
+                session_id=self.session_id,
+                expected=self._count,
+                actual=0,
+            )
         if info is None:
             try:
                 info = await self.store.create_session(
@@ -98,4 +107,4 @@ class HelixHistory:
                 actual=exc.actual,
             ) from exc
         self._count = result.message_count
-        self.messages += new_messages
+        self.messages = [*self.messages, *new_messages]
