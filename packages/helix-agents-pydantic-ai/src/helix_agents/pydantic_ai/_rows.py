@@ -88,7 +88,7 @@ def decode_row(row: Message, session_id: str) -> ModelMessage | None:
 
     A row whose field is not a message raises :class:`CorruptMessageError` (PAI-5).
     """
-    extra = row.__pydantic_extra__ or {} if isinstance(row, ChatMessage) else {}
+    extra = (row.model_extra or {}) if isinstance(row, ChatMessage) else {}
     if MESSAGE_FIELD not in extra:
         return None
     text = extra[MESSAGE_FIELD]
