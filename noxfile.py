@@ -20,6 +20,8 @@ nox.options.sessions = [
     "adk",
     "mcp",
     "mcp_lowest",
+    "pydantic_ai",
+    "pydantic_ai_lowest",
 ]
 
 BACKENDS = {
@@ -77,11 +79,18 @@ SUITES = {
         "packages/helix-agents-mcp",
         "The MCP event store on every backend, with the SDK's own resumability tests (newest mcp).",
     ),
+    "pydantic_ai": (
+        "packages/helix-agents-pydantic-ai",
+        "pydantic-ai message history on every backend, with the example (newest pydantic-ai).",
+    ),
 }
 
 # The lowest release of a framework an adapter declares, layered over the workspace by
 # `uv run --with` (the locked .venv is left as it is).
-LOWEST = {"mcp_lowest": ("packages/helix-agents-mcp", ("mcp==2.0.0", "mcp-types==2.0.0"))}
+LOWEST = {
+    "mcp_lowest": ("packages/helix-agents-mcp", ("mcp==2.0.0", "mcp-types==2.0.0")),
+    "pydantic_ai_lowest": ("packages/helix-agents-pydantic-ai", ("pydantic-ai-slim==1.32.0",)),
+}
 
 
 def _suite(folder: str, doc: str) -> Callable[[nox.Session], None]:

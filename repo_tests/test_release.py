@@ -117,6 +117,18 @@ from helix_agents.mcp import HelixEventStore
         assert sent == [JSONRPCResponse(jsonrpc="2.0", id=1, result={})]
 """,
     ),
+    "helix-agents-pydantic-ai": _ON_MEMORY.format(
+        imports="""
+from pydantic_ai.messages import ModelRequest, UserPromptPart
+from helix_agents.pydantic_ai import HelixHistory
+""",
+        body="""
+        history = HelixHistory(store, "chat-1")
+        assert await history.load() == []
+        await history.save([ModelRequest(parts=[UserPromptPart("Hello")])])
+        assert await HelixHistory(store, "chat-1").load() == history.messages
+""",
+    ),
     "helix-agents-cli": "from helix_agents.cli import app",
 }
 # The distributions that take a store and pick no backend: the memory wheel goes beside them.
@@ -126,6 +138,7 @@ WITH_MEMORY = frozenset(
         "helix-agents-openai-agents",
         "helix-agents-adk",
         "helix-agents-mcp",
+        "helix-agents-pydantic-ai",
         "helix-agents-cli",
     )
 )

@@ -17,6 +17,7 @@ from google.adk.events import Event
 from google.genai import types
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import empty_checkpoint
+from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
 
 from helix_agents.adk import HelixSessionService
 from helix_agents.core import ChatMessage, MessageCommit, SessionStateStore, open_store
@@ -26,6 +27,7 @@ from helix_agents.core.messages import dump_message
 from helix_agents.langgraph import HelixCheckpointSaver
 from helix_agents.mcp import HelixEventStore
 from helix_agents.openai_agents import HelixSession
+from helix_agents.pydantic_ai import HelixHistory
 
 pytestmark = pytest.mark.anyio
 
@@ -78,10 +80,23 @@ async def _adk_sees_nothing(store: SessionStateStore) -> bool:
     return found is None and listed.sessions == []
 
 
+async def _pai_write(store: SessionStateStore) -> None:
+    history = HelixHistory(store, SID)
+    await history.load()
+    await history.save(
+        [ModelRequest(parts=[UserPromptPart("hi")]), ModelResponse(parts=[TextPart("hello")])]
+    )
+
+
+async def _pai_sees_nothing(store: SessionStateStore) -> bool:
+    return await HelixHistory(store, SID).load() == []
+
+
 ADAPTERS = {
     "openai-agents": Adapter("openai-agents", _sdk_write, _sdk_sees_nothing),
     "langgraph": Adapter("langgraph", _graph_write, _graph_sees_nothing),
     "adk": Adapter("adk", _adk_write, _adk_sees_nothing),
+    "pydantic-ai": Adapter("pydantic-ai", _pai_write, _pai_sees_nothing),
 }
 PAIRS = [(a, b) for a in ADAPTERS for b in ADAPTERS if a != b]
 
@@ -151,6 +166,8 @@ async def test_adp3_a_shared_session_is_read_by_every_adapter(store: SessionStat
     assert [e.content.parts[0].text for e in session.events if e.content and e.content.parts] == [
         "hi"
     ]  # only the ADK event, not the app's row or the SDK's item
+    history = await HelixHistory(store, SID).load()
+    assert [type(m) for m in history] == [ModelRequest, ModelResponse]  # only its own rows
 
 
 async def _replayed(events: HelixEventStore, last_event_id: str) -> list[object]:

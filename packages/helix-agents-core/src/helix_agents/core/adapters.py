@@ -19,7 +19,7 @@ __all__ = ["ADAPTER_KEY", "AdapterName", "check_writable", "mark", "owner_of", "
 ADAPTER_KEY = "helix.adapter"
 """The metadata key naming the adapter that created a session."""
 
-AdapterName = Literal["openai-agents", "langgraph", "adk", "mcp"]
+AdapterName = Literal["openai-agents", "langgraph", "adk", "mcp", "pydantic-ai"]
 """The adapters that mark sessions."""
 
 

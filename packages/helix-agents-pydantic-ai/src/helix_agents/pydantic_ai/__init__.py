@@ -1,0 +1,18 @@
+"""pydantic-ai message history on any helix-agents session store.
+
+:class:`HelixHistory` loads a conversation's ``ModelMessage`` list for
+``agent.run(message_history=...)`` and saves a run's new messages in one commit that
+fails if another run saved first (docs/integrations/pydantic-ai.md).
+"""
+
+from ._rows import MESSAGE_FIELD
+from .errors import CorruptMessageError, MessageNotStorableError
+from .history import ADAPTER, HelixHistory
+
+__all__ = [
+    "ADAPTER",
+    "MESSAGE_FIELD",
+    "CorruptMessageError",
+    "HelixHistory",
+    "MessageNotStorableError",
+]
