@@ -1,4 +1,4 @@
-"""The write actions, mounted only under ``--write`` (INS-8): each POST checked for its
+"""The write actions, live only under ``--write`` (INS-8): each POST checked for its
 CSRF token and origin (INS-10), then one call of the store's protocol (INS-9)."""
 
 from __future__ import annotations
@@ -88,10 +88,20 @@ def _checked(action: Action) -> Callable[[Request], Awaitable[Response]]:
     return endpoint
 
 
-def routes() -> list[Route]:
-    """The action routes, POST only."""
+async def _read_only(request: Request) -> Response:
+    return render(
+        request,
+        "error.html",
+        405,
+        message="this inspector is read-only: start it with `helix-store serve URL --write`",
+        code="read_only",
+    )
+
+
+def routes(*, write: bool) -> list[Route]:
+    """The action routes, POST only; without ``write`` each answers 405 and does nothing."""
     return [
-        Route(path, _checked(action), methods=["POST"])
+        Route(path, _checked(action) if write else _read_only, methods=["POST"])
         for path, action in (
             ("/session/approval", _resolve),
             ("/session/context-item", _record_item),

@@ -112,7 +112,7 @@ async def _store_error(request: Request, exc: Exception) -> Response:
 
 def inspector_app(store: SessionStateStore, *, url: str, write: bool) -> Starlette:
     """The inspector over an open ``store`` (the caller closes it); ``url`` is only shown,
-    through ``redact_url`` (INS-12). Without ``write`` no action route exists (INS-8)."""
+    through ``redact_url`` (INS-12). Without ``write`` every action answers 405 (INS-8)."""
     from . import _actions, _live, _pages
 
     routes = [
@@ -124,9 +124,8 @@ def inspector_app(store: SessionStateStore, *, url: str, write: bool) -> Starlet
         Route("/session/history", _pages.history_page),
         Route("/session/events", _live.events),
         Mount("/static", StaticFiles(packages=[("helix_agents.cli._serve", "static")])),
+        *_actions.routes(write=write),
     ]
-    if write:
-        routes += _actions.routes()
     app = Starlette(
         routes=routes,
         middleware=[Middleware(Guard)],
