@@ -21,7 +21,8 @@ _HEADERS = {
         "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
     ),
     "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
+    # same-origin, not no-referrer: with no-referrer a form POST carries `Origin: null`.
+    "referrer-policy": "same-origin",
     "cache-control": "no-store",
 }
 
