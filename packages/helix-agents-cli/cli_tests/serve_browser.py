@@ -31,15 +31,21 @@ SHOTS_ENV = "HELIX_INSPECTOR_SHOTS"
 
 
 @pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    """Chromium, headless, for one test."""
+def chromium() -> Path:
+    """Debian's chromium, else a loud skip (a failure under ``HELIX_REQUIRE_BACKENDS=1``)."""
     if not CHROMIUM.exists():
         backend_unavailable(
             f"no browser at {CHROMIUM}: the inspector's browser tests need Debian's chromium "
             "(apt-get install -y chromium)"
         )
+    return CHROMIUM
+
+
+@pytest.fixture
+async def browser(chromium: Path) -> AsyncIterator[Browser]:
+    """Chromium, headless, for one test."""
     async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        launched = await playwright.chromium.launch(executable_path=str(chromium), args=ARGS)
         try:
             yield launched
         finally:
@@ -69,9 +75,16 @@ def errors_of(page: Page) -> list[str]:
     return errors
 
 
+def _shots() -> Path | None:
+    where = os.environ.get(SHOTS_ENV)
+    if not where:
+        return None
+    Path(where).mkdir(parents=True, exist_ok=True)
+    return Path(where)
+
+
 async def shot(page: Page, name: str) -> None:
     """A screenshot of the page as ``name``.png, when ``HELIX_INSPECTOR_SHOTS`` is set."""
-    where = os.environ.get(SHOTS_ENV)
-    if where:
-        Path(where).mkdir(parents=True, exist_ok=True)
-        await page.screenshot(path=str(Path(where) / f"{name}.png"), full_page=False)
+    where = _shots()
+    if where is not None:
+        await page.screenshot(path=str(where / f"{name}.png"), full_page=False)

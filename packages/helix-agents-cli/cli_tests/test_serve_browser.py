@@ -11,12 +11,12 @@ from playwright.async_api import Browser, expect
 
 from helix_agents.core import ChatMessage, MessageCommit, open_store
 
-from .serve_browser import browser, errors_of, new_page, shot
+from .serve_browser import browser, chromium, errors_of, new_page, shot
 from .serve_client import make_demo
 from .serve_process import served
 from .serve_seed import HOSTILE, SUMMARY, TIMETABLE_MATCH, hostile
 
-__all__ = ["browser"]  # the fixture, imported to be found
+__all__ = ["browser", "chromium"]  # the fixtures, imported to be found
 
 pytestmark = pytest.mark.anyio
 
