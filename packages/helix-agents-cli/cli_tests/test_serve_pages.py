@@ -194,3 +194,20 @@ async def test_INS_6_history_search_marks_its_hits(demo: tuple[str, str]) -> Non
         ).text
     assert re.findall(r"#row-(\d+)", page) == ["3"]
     assert re.findall(r"#row-(\d+)", tool) == ["5", "4"]
+
+
+async def test_INS_14_a_long_session_leaves_its_window_to_the_window_page(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from helix_agents.cli._serve import _pages
+
+    await make_demo(sqlite_url)
+    monkeypatch.setattr(_pages, "WINDOW_INLINE_ROWS", 6)  # the demo has 7 rows
+    async with inspect(sqlite_url) as client:
+        page = (await client.get("/session", params={"id": "demo-trip"})).text
+        window = (await client.get("/session/window", params={"id": "demo-trip"})).text
+    assert re.findall(r'<tr id="row-(\d+)"', page) == [str(i) for i in range(7)]
+    assert 'data-testid="compaction"' not in page
+    assert 'href="/session/window?id=demo-trip">read it</a>' in page
+    assert 'data-testid="window-start">3 (' in window
+    assert SUMMARY in window and "#row-3" in window

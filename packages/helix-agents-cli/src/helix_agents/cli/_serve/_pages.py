@@ -25,12 +25,22 @@ from ._diff import diff
 from ._transcript import output_ids, transcript
 from ._web import inspector_of, render
 
-__all__ = ["checkpoint_page", "history_page", "output_page", "session_page", "sessions_page"]
+__all__ = [
+    "checkpoint_page",
+    "history_page",
+    "output_page",
+    "session_page",
+    "sessions_page",
+    "window_page",
+]
 
 SESSIONS_PAGE = 50
 ROWS_PAGE = 100
 CHECKPOINTS_SHOWN = 20
 OUTPUT_LINES = 200
+# get_window reads every row from the window start on: above this many rows the session
+# page links to the window page instead of reading it (INS-14).
+WINDOW_INLINE_ROWS = 10_000
 
 
 def _param(request: Request, name: str) -> str | None:
@@ -131,8 +141,8 @@ async def session_page(request: Request) -> Response:
     page = await store.page_messages(sid, limit=ROWS_PAGE, cursor=cursor, order="asc")
     rows = transcript(start, page.messages)
     context = _context_store(store)
-    window, approvals, items, answers, checkpoints, state = await asyncio.gather(
-        context.get_window(sid),
+    window = await context.get_window(sid) if count <= WINDOW_INLINE_ROWS else None
+    approvals, items, answers, checkpoints, state = await asyncio.gather(
         store.list_pending_approvals(sid),
         store.list_undelivered_context_items(sid),
         store.list_undelivered_late_answers(sid),
@@ -160,6 +170,15 @@ async def session_page(request: Request) -> Response:
         outputs=output_ids(rows),
         notice=_param(request, "notice"),
     )
+
+
+async def window_page(request: Request) -> Response:
+    """The context window of a session: where it starts, its compactions, the latest
+    summary (INS-2), for a session too long to read it on its page (INS-14)."""
+    store = inspector_of(request).store
+    sid = _session_id(request)
+    window = await _context_store(store).get_window(sid)
+    return render(request, "window.html", sid=sid, window=window, rows_page=ROWS_PAGE)
 
 
 async def checkpoint_page(request: Request) -> Response:

@@ -119,6 +119,7 @@ def inspector_app(store: SessionStateStore, *, url: str, write: bool) -> Starlet
         Route("/", _pages.sessions_page),
         # Ids travel in the query string: a session or checkpoint id may hold any character.
         Route("/session", _pages.session_page),
+        Route("/session/window", _pages.window_page),
         Route("/session/checkpoint", _pages.checkpoint_page),
         Route("/session/output", _pages.output_page),
         Route("/session/history", _pages.history_page),
