@@ -3,6 +3,7 @@ the app called in process, over the bench's store, without a socket or an HTTP c
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from typing import Any
 from urllib.parse import urlencode
 
@@ -29,10 +30,10 @@ async def open_session_page(store: Any, session_id: str) -> None:
     }
     status: list[int] = []
 
-    async def receive() -> dict[str, Any]:
+    async def receive() -> MutableMapping[str, Any]:
         return {"type": "http.request", "body": b"", "more_body": False}
 
-    async def send(message: dict[str, Any]) -> None:
+    async def send(message: MutableMapping[str, Any]) -> None:
         if message["type"] == "http.response.start":
             status.append(message["status"])
 
