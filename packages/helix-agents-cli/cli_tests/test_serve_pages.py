@@ -211,3 +211,39 @@ async def test_INS_14_a_long_session_leaves_its_window_to_the_window_page(
     assert 'href="/session/window?id=demo-trip">read it</a>' in page
     assert 'data-testid="window-start">3 (' in window
     assert SUMMARY in window and "#row-3" in window
+
+
+async def test_INS_4_a_langgraph_checkpoint_is_decoded(sqlite_url: str) -> None:
+    from langgraph.graph import START, MessagesState, StateGraph
+
+    from helix_agents.core import open_store
+    from helix_agents.langgraph import HelixCheckpointSaver
+
+    def reply(state: MessagesState) -> dict[str, list[tuple[str, str]]]:
+        return {"messages": [("assistant", "the 9:04 TGV")]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node(reply)
+    builder.add_edge(START, "reply")
+    async with open_store(sqlite_url) as store:
+        graph = builder.compile(checkpointer=HelixCheckpointSaver(store))
+        config = {"configurable": {"thread_id": "thread-1"}}
+        await graph.ainvoke({"messages": [("user", "a train to Lyon")]}, config)  # type: ignore[arg-type]
+        ids = [c.checkpoint_id for c in await store.page_checkpoints("thread-1", prefix="c\x1f")]
+    latest, earlier = ids[0], ids[1]  # the reply, and the input before it
+    async with inspect(sqlite_url) as client:
+        page = (
+            await client.get("/session/checkpoint", params={"id": "thread-1", "cp": latest})
+        ).text
+        both = (
+            await client.get(
+                "/session/checkpoint",
+                params={"id": "thread-1", "cp": latest, "against": earlier},
+            )
+        ).text
+    decoded = _cells(page, "langgraph-state")
+    assert "&#34;content&#34;: &#34;a train to Lyon&#34;" in decoded
+    assert "&#34;content&#34;: &#34;the 9:04 TGV&#34;" in decoded
+    assert "&#34;type&#34;: &#34;human&#34;" in decoded
+    # the diff compares the decoded states: the reply shows as an added message
+    assert re.search(r'<tr class="added"><td><code>\$\.values\.messages\[1\]</code>', both)

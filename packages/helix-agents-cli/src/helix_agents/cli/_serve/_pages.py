@@ -22,6 +22,7 @@ from helix_agents.core.context import ContextStore
 from helix_agents.core.models import ListedSession
 
 from ._diff import diff
+from ._langgraph import decoded_state
 from ._transcript import output_ids, transcript
 from ._web import inspector_of, render
 
@@ -195,13 +196,23 @@ async def checkpoint_page(request: Request) -> Response:
     if against is not None and other is None:
         raise ValidationError(f"session {sid!r} has no checkpoint {against!r}", session_id=sid)
     others = await store.page_checkpoints(sid, limit=CHECKPOINTS_SHOWN)
+    graph = decoded_state(cid, checkpoint.state)
+    changes = None
+    if other is not None:
+        before = decoded_state(other.checkpoint_id, other.state)
+        # LangGraph records compare decoded, when both are; any others as stored
+        if graph is not None and before is not None:
+            changes = diff(before, graph)
+        else:
+            changes = diff(other.state, checkpoint.state)
     return render(
         request,
         "checkpoint.html",
         sid=sid,
         checkpoint=checkpoint,
+        graph=graph,
         other=other,
-        changes=None if other is None else diff(other.state, checkpoint.state),
+        changes=changes,
         others=[c for c in others if c.checkpoint_id != cid],
     )
 
