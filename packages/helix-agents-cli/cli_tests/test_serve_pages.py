@@ -247,3 +247,35 @@ async def test_INS_4_a_langgraph_checkpoint_is_decoded(sqlite_url: str) -> None:
     assert "&#34;type&#34;: &#34;human&#34;" in decoded
     # the diff compares the decoded states: the reply shows as an added message
     assert re.search(r'<tr class="added"><td><code>\$\.values\.messages\[1\]</code>', both)
+
+
+async def test_INS_3_scoped_state_of_the_session_its_user_and_a_named_app(
+    sqlite_url: str,
+) -> None:
+    from helix_agents.core import ChatMessage, MessageCommit, ScopedStateDelta, open_store
+
+    async with open_store(sqlite_url) as store:
+        await store.create_session("s", user_id="alice")
+        await store.append_messages(
+            "s",
+            MessageCommit(
+                messages=(ChatMessage(role="user", content="hi"),),
+                scoped_state=(
+                    ScopedStateDelta(scope="session", changes={"step": "pay"}),
+                    ScopedStateDelta(scope="user", owner="alice", changes={"seat": "window"}),
+                    ScopedStateDelta(scope="app", owner="trips", changes={"turns": 1}),
+                ),
+            ),
+        )
+    async with inspect(sqlite_url) as client:
+        page = (await client.get("/session", params={"id": "s"})).text
+        with_app = (await client.get("/session", params={"id": "s", "app": "trips"})).text
+    state = page[
+        page.index('data-testid="state"') : page.index(
+            "</section>", page.index('data-testid="state"')
+        )
+    ]
+    assert "&#34;step&#34;: &#34;pay&#34;" in state and "&#34;seat&#34;: &#34;window&#34;" in state
+    assert "<h3>user alice</h3>" in state
+    assert 'data-testid="app-state"' not in page
+    assert "&#34;turns&#34;: 1" in _cells(with_app, "app-state")

@@ -151,6 +151,8 @@ async def session_page(request: Request) -> Response:
         store.get_scoped_state("session", sid),
     )
     user_state = await store.get_scoped_state("user", info.user_id) if info.user_id else {}
+    app = _param(request, "app")  # an app map's owner is the caller's name: asked for, not found
+    app_state = await store.get_scoped_state("app", app) if app else None
     return render(
         request,
         "session.html",
@@ -168,6 +170,8 @@ async def session_page(request: Request) -> Response:
         checkpoints=checkpoints,
         state=state,
         user_state=user_state,
+        app=app or "",
+        app_state=app_state,
         outputs=output_ids(rows),
         notice=_param(request, "notice"),
     )
