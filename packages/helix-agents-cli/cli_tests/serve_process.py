@@ -30,15 +30,19 @@ class Served:
 
 
 @contextmanager
-def served(url: str, logs: Path, *args: str, debug: bool = False) -> Iterator[Served]:
-    """Run ``helix-store [--debug] serve URL --port 0 ARGS`` until the block ends, then
+def served(
+    url: str, logs: Path, *args: str, debug: bool = False, cwd: Path | None = None
+) -> Iterator[Served]:
+    """Run ``helix-store [--debug] serve URL --port 0 ARGS`` (in ``cwd``) until the block ends, then
     interrupt it as Ctrl-C does and check it stopped as every command does on Ctrl-C
     (exit 130, one line)."""
     logs.mkdir(parents=True, exist_ok=True)
     out, err = logs / "serve.out", logs / "serve.err"
     command = [str(HELIX_STORE), *(["--debug"] if debug else []), "serve", url, "--port", "0"]
     with out.open("w") as o, err.open("w") as e:
-        proc = subprocess.Popen([*command, *args], stdout=o, stderr=e, stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [*command, *args], stdout=o, stderr=e, stdin=subprocess.DEVNULL, cwd=cwd
+        )
     try:
         deadline = time.monotonic() + 30
         while (found := ADDRESS.search(out.read_text())) is None:

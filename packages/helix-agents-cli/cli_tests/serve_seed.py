@@ -38,12 +38,14 @@ def timetable() -> str:
 
 
 async def enrich_demo(url: str) -> str:
-    """Add to the demo session a call whose result is offloaded, a compaction at row 3 and
-    a second checkpoint; the output's id."""
+    """Add to the demo session a call whose result is offloaded, the call its approval
+    holds back, a compaction at row 3 and a second checkpoint; the output's id."""
     async with open_store(url, **options(url)) as store:
         assert isinstance(store, ContextStore)
         ref = await store.store_output(DEMO, timetable(), tool_name="search_trains")
         call = {"name": "search_trains", "arguments": '{"to": "Lyon", "day": "Friday"}'}
+        # the call the demo's approval ap-1 (tool call call-1) holds back
+        book = {"name": "book_train", "arguments": '{"train": "TGV 9:04"}'}
         await store.append_messages(
             DEMO,
             MessageCommit(
@@ -61,6 +63,11 @@ async def enrich_demo(url: str) -> str:
                         name="search_trains",
                     ),
                     ChatMessage(role="assistant", content="The 7:02 TER costs 29 EUR."),
+                    ChatMessage(
+                        role="assistant",
+                        content=None,
+                        tool_calls=[{"id": "call-1", "type": "function", "function": book}],
+                    ),
                 )
             ),
         )
@@ -70,7 +77,7 @@ async def enrich_demo(url: str) -> str:
             Checkpoint(
                 checkpoint_id="cp-2",
                 run_id="run-1",
-                message_count=7,
+                message_count=8,
                 state={"step": "compare", "options": ["TGV 9:04", "TER 7:02"]},
                 created_at=datetime.now(UTC),
             ),

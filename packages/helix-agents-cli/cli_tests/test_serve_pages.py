@@ -93,7 +93,7 @@ async def test_INS_2_transcript_marks_hidden_rows_pairs_calls_and_shows_the_comp
     page = answer.text
     assert answer.status_code == 200
     indexes = re.findall(r'<tr id="row-(\d+)"', page)
-    assert indexes == ["0", "1", "2", "3", "4", "5", "6"]
+    assert indexes == ["0", "1", "2", "3", "4", "5", "6", "7"]
     hidden = re.findall(r'<tr id="row-(\d+)" class="row role-context hidden-row"', page)
     assert hidden == ["1"]
     assert 'data-testid="hidden-kind">hidden: memory<' in page
@@ -106,6 +106,9 @@ async def test_INS_2_transcript_marks_hidden_rows_pairs_calls_and_shows_the_comp
     assert 'call-7</span> → result in <a href="#row-5">row 5</a>' in page
     assert 'result of call <span class="callid">call-7</span> from <a href="#row-4">' in page
     assert f"out={output}" in page
+    # the call the pending approval holds back
+    assert 'data-testid="awaiting">awaiting approval ap-1</span>' in page
+    assert page.index('id="row-7"') < page.index('data-testid="awaiting"')
 
 
 async def test_INS_2_pages_of_a_long_session(sqlite_url: str) -> None:
@@ -202,11 +205,11 @@ async def test_INS_14_a_long_session_leaves_its_window_to_the_window_page(
     from helix_agents.cli._serve import _pages
 
     await make_demo(sqlite_url)
-    monkeypatch.setattr(_pages, "WINDOW_INLINE_ROWS", 6)  # the demo has 7 rows
+    monkeypatch.setattr(_pages, "WINDOW_INLINE_ROWS", 7)  # the demo has 8 rows
     async with inspect(sqlite_url) as client:
         page = (await client.get("/session", params={"id": "demo-trip"})).text
         window = (await client.get("/session/window", params={"id": "demo-trip"})).text
-    assert re.findall(r'<tr id="row-(\d+)"', page) == [str(i) for i in range(7)]
+    assert re.findall(r'<tr id="row-(\d+)"', page) == [str(i) for i in range(8)]
     assert 'data-testid="compaction"' not in page
     assert 'href="/session/window?id=demo-trip">read it</a>' in page
     assert 'data-testid="window-start">3 (' in window

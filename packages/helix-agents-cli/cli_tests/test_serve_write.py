@@ -81,7 +81,7 @@ async def test_INS_9_clear_and_delete_need_the_typed_confirmation(demo_url: str)
         unconfirmed = await client.post("/session/clear", data={**base, "confirm": "no"})
         async with open_store(demo_url) as store:
             info = await store.get_session("demo-trip")
-            assert info is not None and info.message_count == 7
+            assert info is not None and info.message_count == 8
         cleared = await client.post(
             "/session/clear", data={**base, "confirm": "demo-trip"}, follow_redirects=True
         )

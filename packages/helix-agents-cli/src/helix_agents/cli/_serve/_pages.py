@@ -165,6 +165,7 @@ async def session_page(request: Request) -> Response:
         newer=start + ROWS_PAGE if start + ROWS_PAGE < count else None,
         window=window,
         approvals=approvals,
+        awaiting={a.tool_call_id: a.approval_id for a in approvals},
         items=items,
         answers=answers,
         checkpoints=checkpoints,
