@@ -217,6 +217,8 @@ async def test_INS_14_a_long_session_leaves_its_window_to_the_window_page(
 
 
 async def test_INS_4_a_langgraph_checkpoint_is_decoded(sqlite_url: str) -> None:
+    from langchain_core.messages import HumanMessage
+    from langchain_core.runnables import RunnableConfig
     from langgraph.graph import START, MessagesState, StateGraph
 
     from helix_agents.core import open_store
@@ -230,8 +232,8 @@ async def test_INS_4_a_langgraph_checkpoint_is_decoded(sqlite_url: str) -> None:
     builder.add_edge(START, "reply")
     async with open_store(sqlite_url) as store:
         graph = builder.compile(checkpointer=HelixCheckpointSaver(store))
-        config = {"configurable": {"thread_id": "thread-1"}}
-        await graph.ainvoke({"messages": [("user", "a train to Lyon")]}, config)  # type: ignore[arg-type]
+        config: RunnableConfig = {"configurable": {"thread_id": "thread-1"}}
+        await graph.ainvoke({"messages": [HumanMessage("a train to Lyon")]}, config)
         ids = [c.checkpoint_id for c in await store.page_checkpoints("thread-1", prefix="c\x1f")]
     latest, earlier = ids[0], ids[1]  # the reply, and the input before it
     async with inspect(sqlite_url) as client:

@@ -16,7 +16,7 @@ from helix_agents.core import ContextItem, StoredContextItem, ValidationError
 from helix_agents.core.messages import ContextKind
 
 from ._guard import same_origin_form
-from ._web import inspector_of, render
+from ._inspector import inspector_of, render
 
 __all__ = ["routes"]
 

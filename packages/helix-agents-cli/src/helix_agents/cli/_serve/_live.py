@@ -12,7 +12,7 @@ from starlette.responses import Response, StreamingResponse
 
 from helix_agents.core import SessionStateStore, StateStoreError, ValidationError
 
-from ._web import inspector_of
+from ._inspector import inspector_of
 
 __all__ = ["POLL_SECONDS", "events"]
 

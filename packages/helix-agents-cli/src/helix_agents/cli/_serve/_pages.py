@@ -22,9 +22,9 @@ from helix_agents.core.context import ContextStore
 from helix_agents.core.models import ListedSession
 
 from ._diff import diff
+from ._inspector import inspector_of, render
 from ._langgraph import decoded_state
 from ._transcript import output_ids, transcript
-from ._web import inspector_of, render
 
 __all__ = [
     "checkpoint_page",
