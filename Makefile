@@ -55,6 +55,11 @@ mutation: $(SYNCED) ## Mutation testing; score and survivors into docs/contract.
 demo: $(SYNCED) ## Run the scripted agent loop on ./helix-demo.db (SQLite)
 	$(UV) run python examples/agent_loop.py
 
+# The inspector's screenshots in docs/inspector.md: its browser test on SQLite, saving them.
+.PHONY: inspector-screenshots
+inspector-screenshots: $(SYNCED) ## Retake docs/img/inspector-*.png (needs /usr/bin/chromium)
+	HELIX_INSPECTOR_SHOTS=docs/img $(UV) run pytest "packages/helix-agents-cli/cli_tests/test_serve_browser.py::test_INS_2_the_demo_session_its_hidden_rows_compaction_and_output_grep[sqlite_url]"
+
 .PHONY: long-run
 long-run: $(SYNCED) ## Run the context-strategies walk-through on ./helix-long-run.db (SQLite)
 	$(UV) run python examples/long_run.py

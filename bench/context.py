@@ -17,6 +17,7 @@ from helix_agents.core import ChatMessage, MessageCommit
 from helix_agents.core.context import Compaction, ContextStore
 
 from .config import Settings
+from .inspector import open_session_page
 from .stats import Latencies, timed
 from .systems.ours import HelixSubject, turn_rows
 from .workload import make_turn
@@ -61,7 +62,7 @@ async def measure_context(subject: HelixSubject, settings: Settings) -> dict[str
         sid, Compaction(boundary=settings.history_rows - 100, summary="earlier work")
     )
     ref = await store.store_output(sid, one_mb_log(), tool_name="logs")
-    grep, read, search = Latencies(), Latencies(), Latencies()
+    grep, read, search, page = Latencies(), Latencies(), Latencies(), Latencies()
     for _ in range(settings.context_ops):
         found: Any = None
 
@@ -83,6 +84,11 @@ async def measure_context(subject: HelixSubject, settings: Settings) -> dict[str
 
         search.add(await timed(do_search))
         assert [h.index for h in found.hits] == [0], found.note
+
+        async def do_page() -> None:
+            await open_session_page(subject.store, sid)
+
+        page.add(await timed(do_page))
     log.info("context: %s done", subject.name)
     return {
         "output_chars": ref.chars,
@@ -90,4 +96,5 @@ async def measure_context(subject: HelixSubject, settings: Settings) -> dict[str
         "grep_1mb": grep.summary(),
         "read_range": read.summary(),
         "history_search": search.summary(),
+        "inspector_page": page.summary(),
     }

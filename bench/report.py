@@ -191,6 +191,11 @@ def _concurrency(results: dict[str, Any]) -> list[str]:
     return _table(["backend", "1 task turns/s", "16 tasks turns/s", "ratio (min-max)"], rows)
 
 
+def _page(c: dict[str, Any]) -> str:
+    page = c.get("inspector_page")  # absent from results made before the inspector
+    return "-" if page is None else f"{_f(page['p50_ms'])} / {_f(page['p99_ms'])}"
+
+
 def _context(results: dict[str, Any]) -> list[str]:
     rows = [
         [
@@ -199,6 +204,7 @@ def _context(results: dict[str, Any]) -> list[str]:
                 f"{_f(c[op]['p50_ms'])} / {_f(c[op]['p99_ms'])}"
                 for op in ("grep_1mb", "read_range", "history_search")
             ),
+            _page(c),
         ]
         for server, c in results.get("context", {}).items()
     ]
@@ -207,6 +213,7 @@ def _context(results: dict[str, Any]) -> list[str]:
         "grep a 1 MB output, p50 / p99 ms",
         "read 100 of its lines",
         "search 100,000 rows of history",
+        "open its inspector page",
     ]
     return _table(head, rows) if rows else []
 

@@ -149,6 +149,10 @@ HISTORY_SEARCH_MS = 400.0
 """A history search that reads all 100,000 rows of a session, p50, on every backend."""
 
 
+INSPECTOR_PAGE_MS = 1_000.0
+"""Opening the inspector's page of that 100,000-row session, p50 (docs/inspector.md INS-14)."""
+
+
 def _context_targets(results: dict[str, Any]) -> list[Target]:
     out = []
     for server, c in results.get("context", {}).items():
@@ -159,6 +163,10 @@ def _context_targets(results: dict[str, Any]) -> list[Target]:
         v = c["history_search"]["p50_ms"]
         text = f"helix {server} history search over {c['history_rows']:,} rows, p50 ms"
         out.append(Target(text, v, v, v, HISTORY_SEARCH_MS, False))
+        if "inspector_page" in c:
+            v = c["inspector_page"]["p50_ms"]
+            text = f"helix {server} inspector page of {c['history_rows']:,} rows, p50 ms"
+            out.append(Target(text, v, v, v, INSPECTOR_PAGE_MS, False))
     return out
 
 

@@ -266,3 +266,12 @@ def test_wheel_works_in_a_bare_venv(
         assert "helix-store" in _run(venv / "bin" / "helix-store", "--help", env=env)
         migrate = _run(venv / "bin" / "helix-store", "migrate", "memory://", "--json", env=env)
         assert json.loads(migrate)["backend"] == "helix.memory", migrate
+        # `serve` without its extra: a usage error naming the extra, not a traceback.
+        bare = subprocess.run(
+            [venv / "bin" / "helix-store", "serve", "memory://"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert bare.returncode == 2 and "helix-agents-cli[serve]" in bare.stderr, bare.stderr

@@ -14,7 +14,7 @@ import typer
 from ._check import check_store
 from ._delete import delete_sessions
 from ._demo import write_demo
-from ._errors import RedactingFormatter, fail, quiet_closed_pipe, run
+from ._errors import CliError, ExitCode, RedactingFormatter, fail, quiet_closed_pipe, run
 from ._export import export_sessions
 from ._import import import_file
 from ._listing import list_sessions
@@ -220,6 +220,32 @@ def demo(
 ) -> None:
     """Write a small demo session (rows, a context row, a checkpoint, an approval)."""
     run(write_demo(url), debug=_Settings.debug, url=url)
+
+
+@app.command()
+def serve(
+    url: Url,
+    port: Annotated[
+        int, typer.Option(min=0, max=65535, help="Port on 127.0.0.1 (0: any free port).")
+    ] = 8765,
+    write: Annotated[
+        bool,
+        typer.Option("--write", help="Offer the write actions (resolve, record, clear, delete)."),
+    ] = False,
+) -> None:
+    """Inspect the store's sessions in a browser, on loopback; read-only unless --write."""
+    try:
+        from ._serve import serve_store
+    except ImportError as exc:
+        fail(
+            CliError(
+                f"serve needs the serve extra ({exc.name} is missing): "
+                "pip install 'helix-agents-cli[serve]'",
+                ExitCode.USAGE,
+            ),
+            debug=_Settings.debug,
+        )
+    run(serve_store(url, port=port, write=write), debug=_Settings.debug, url=url)
 
 
 def main() -> None:
