@@ -29,6 +29,12 @@ class Served:
         return self.out.read_text() + self.err.read_text()
 
 
+def _interruptible() -> None:
+    # Ctrl-C as in a terminal: a runner started in the background (``nohup … &``) hands its
+    # children SIGINT ignored, and the server would then stop on it without the exit code.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @contextmanager
 def served(
     url: str, logs: Path, *args: str, debug: bool = False, cwd: Path | None = None
@@ -41,7 +47,12 @@ def served(
     command = [str(HELIX_STORE), *(["--debug"] if debug else []), "serve", url, "--port", "0"]
     with out.open("w") as o, err.open("w") as e:
         proc = subprocess.Popen(
-            [*command, *args], stdout=o, stderr=e, stdin=subprocess.DEVNULL, cwd=cwd
+            [*command, *args],
+            stdout=o,
+            stderr=e,
+            stdin=subprocess.DEVNULL,
+            cwd=cwd,
+            preexec_fn=_interruptible,
         )
     try:
         deadline = time.monotonic() + 30

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import subprocess
 import sys
 import uuid
@@ -424,8 +425,16 @@ def test_the_engine_names_system_and_namespace(url: str, expected: tuple[str, st
 
 
 def _python(code: str) -> str:
+    # Pydantic plugins installed beside us (the dev venv has logfire's, which imports
+    # OpenTelemetry) are the environment's, not ours: only our imports are under test.
+    env = {**os.environ, "PYDANTIC_DISABLE_PLUGINS": "__all__"}
     done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        env=env,
     )
     return done.stdout.strip()
 
