@@ -8,13 +8,24 @@ the session's metadata. A session marked by another adapter is not there for rea
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from .errors import ForeignSessionError
+from .errors import ForeignSessionError, SessionExistsError
 from .messages import JsonObject
 from .models import SessionInfo
 
-__all__ = ["ADAPTER_KEY", "AdapterName", "check_writable", "mark", "owner_of", "readable"]
+if TYPE_CHECKING:
+    from .protocol import SessionStateStore
+
+__all__ = [
+    "ADAPTER_KEY",
+    "AdapterName",
+    "check_writable",
+    "claim_session",
+    "mark",
+    "owner_of",
+    "readable",
+]
 
 ADAPTER_KEY = "helix.adapter"
 """The metadata key naming the adapter that created a session."""
@@ -51,3 +62,27 @@ def check_writable(info: SessionInfo, adapter: AdapterName) -> None:
             owner=owner,
             adapter=adapter,
         )
+
+
+async def claim_session(
+    store: SessionStateStore,
+    session_id: str,
+    adapter: AdapterName,
+    *,
+    user_id: str | None = None,
+    info: SessionInfo | None = None,
+) -> SessionInfo | None:
+    """The session ``adapter`` may write: ``info`` (or the stored session), else one created
+    with ``adapter``'s mark; another writer's create that won the race is checked the same
+    way. ``ForeignSessionError`` for another adapter's session (ADP-1, ADP-3); ``None`` if
+    a delete took it in between."""
+    if info is None:
+        info = await store.get_session(session_id)
+    if info is None:
+        try:
+            info = await store.create_session(session_id, user_id=user_id, metadata=mark(adapter))
+        except SessionExistsError:
+            info = await store.get_session(session_id)
+    if info is not None:
+        check_writable(info, adapter)
+    return info

@@ -29,13 +29,12 @@ from helix_agents.core import (
     PendingApproval,
     RunSupersededError,
     ScopedStateDelta,
-    SessionExistsError,
     SessionInfo,
     SessionStateStore,
     StartRun,
     ValidationError,
 )
-from helix_agents.core.adapters import check_writable, mark
+from helix_agents.core.adapters import claim_session
 from helix_agents.core.backend import check_id
 from helix_agents.core.context import STRATEGIES, Budget, ContextStrategy, features
 
@@ -131,16 +130,7 @@ class HelixRun:
         self._paused: dict[str, Any] = {}
 
     async def __aenter__(self) -> Self:
-        info = await self.store.get_session(self.session_id)
-        if info is None:
-            try:
-                info = await self.store.create_session(
-                    self.session_id, user_id=self.user_id, metadata=mark(ADAPTER)
-                )
-            except SessionExistsError:
-                info = await self.store.get_session(self.session_id)
-        if info is not None:
-            check_writable(info, ADAPTER)
+        info = await claim_session(self.store, self.session_id, ADAPTER, user_id=self.user_id)
         if self.resume:
             await self._check_resumable(info)
         saved = await self.store.get_scoped_state("session", self.session_id)

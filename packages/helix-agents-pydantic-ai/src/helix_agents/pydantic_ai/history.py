@@ -14,11 +14,10 @@ from pydantic_ai.messages import ModelMessage
 from helix_agents.core import (
     MessageCommit,
     MessageCountConflictError,
-    SessionExistsError,
     SessionStateStore,
     ValidationError,
 )
-from helix_agents.core.adapters import AdapterName, check_writable, mark, readable
+from helix_agents.core.adapters import AdapterName, claim_session, readable
 from helix_agents.core.inputs import check_id
 
 from ._rows import decode_row, encode_messages
@@ -85,16 +84,8 @@ class HelixHistory:
                 expected=self._count,
                 actual=0,
             )
-        if info is None:
-            try:
-                info = await self.store.create_session(
-                    self.session_id, user_id=self.user_id, metadata=mark(ADAPTER)
-                )
-            except SessionExistsError:
-                # Another run created it first: its save, or ours, wins on the count below.
-                info = await self.store.get_session(self.session_id)
-        if info is not None:
-            check_writable(info, ADAPTER)
+        # Created here, or by another run first: its save, or ours, wins on the count below.
+        await claim_session(self.store, self.session_id, ADAPTER, user_id=self.user_id, info=info)
         commit = MessageCommit(messages=tuple(rows), expect_message_count=self._count)
         try:
             result = await self.store.append_messages(self.session_id, commit)
