@@ -2,8 +2,9 @@
 
 ``service`` is ADK's ``InMemorySessionService`` (the reference the restated contract is
 checked against) or ``HelixSessionService`` on memory, SQLite, PostgreSQL or Redis. Servers
-come from the shared session fixtures (``helix_agents.contract.servers``, as in the OpenAI
-adapter's helix_fixtures.py); a missing one skips, or fails under ``HELIX_REQUIRE_BACKENDS=1``.
+come from the shared session fixtures (``helix_agents.contract.servers``, as in
+contract_tests/support/helix_fixtures.py); a missing one skips, or fails under
+``HELIX_REQUIRE_BACKENDS=1``.
 """
 
 from __future__ import annotations
@@ -20,12 +21,6 @@ from helix_agents.adk import HelixSessionService
 from helix_agents.core import SessionStateStore
 
 SERVICES = ("adk-in-memory", *BACKENDS)
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    """The services run on asyncio."""
-    return "asyncio"
 
 
 @pytest.fixture(params=SERVICES)

@@ -7,11 +7,11 @@ memory, SQLite, PostgreSQL and Redis; a missing server skips, or fails under
 
 from __future__ import annotations
 
-from helix_fixtures import anyio_backend, other_store, store, stores
+from helix_fixtures import other_store, store, stores
 from mcp.server.streamable_http import EventMessage
 from mcp_types import JSONRPCMessage, JSONRPCNotification, JSONRPCResponse
 
-__all__ = ["Sent", "anyio_backend", "notification", "other_store", "response", "store", "stores"]
+__all__ = ["Sent", "notification", "other_store", "response", "store", "stores"]
 
 
 def notification(text: str) -> JSONRPCNotification:

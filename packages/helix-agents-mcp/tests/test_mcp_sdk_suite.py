@@ -9,11 +9,9 @@ does not run and why. Each backend's counts are printed.
 from __future__ import annotations
 
 import pytest
-import run_mcp_sdk_tests
-from helix_backends import BACKENDS
-from helix_fixtures import found_server
-
-from helix_agents.contract.servers import POSTGRES_ENV, REDIS_ENV
+from helix_fixtures import run_suite
+from run_mcp_sdk_tests import SUITE, WHAT
+from sdist_suite import BACKENDS
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -23,15 +21,7 @@ def test_the_sdk_resumability_tests_pass_on_helix_event_store(
     request: pytest.FixtureRequest,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    url = found_server(request, backend)
-    if url is not None:  # the child run finds the session's server first, by its env URL
-        monkeypatch.setenv(POSTGRES_ENV if backend == "postgres" else REDIS_ENV, url)
-    counts = run_mcp_sdk_tests.run(backend, "-p", "no:randomly")
-    summary = run_mcp_sdk_tests.describe(backend, counts)
-    with capsys.disabled():
-        print(f"\n{summary}")
-    assert counts["exit"] == 0, summary
-    assert counts.get("failed", 0) == 0, summary
+    counts, summary = run_suite(SUITE, WHAT, backend, request, monkeypatch, capsys)
     # Not an empty run: the four files hold about 90 tests that are not deselected, and
     # 15 of them build an event store (ours, swapped in).
     assert counts.get("passed", 0) >= 85, summary

@@ -1,7 +1,9 @@
-"""Puts the test helpers on sys.path and registers the fixtures of helix_fixtures.py.
+"""Puts the test helpers on sys.path and registers the shared backend fixtures.
 
-Kept to these lines and left out of mypy (pyproject.toml), since mypy names
-every hyphen-pathed conftest.py plain ``conftest``; the fixtures it loads are checked.
+Stores and servers come from contract_tests/support (helix_backends.py,
+helix_fixtures.py): one definition of "where is the test server". Kept to these lines
+and left out of mypy (pyproject.toml), since mypy names every hyphen-pathed
+conftest.py plain ``conftest``; the fixtures it loads are checked.
 """
 
 import sys
@@ -9,6 +11,6 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).with_name("sdk_suite")), str(Path(__file__).parent)]
 
-from helix_fixtures import anyio_backend, other_store, store, stores  # noqa: E402
+from helix_fixtures import other_store, store, stores  # noqa: E402
 
-__all__ = ["anyio_backend", "other_store", "store", "stores"]
+__all__ = ["other_store", "store", "stores"]

@@ -1,46 +1,23 @@
 """The adapter on the lowest ``pydantic-ai-slim`` it declares (``>=1.32``): its rules and example.
 
-The newest release is the one in uv.lock, under every other test of this folder. Here
-``uv run --with`` layers ``pydantic-ai-slim`` 1.32.0 over the workspace's environment for
-one child pytest run (the locked .venv is left as it is) on the memory backend.
+Run on the memory backend in a child pytest with that release layered over the
+workspace (``lowest``, contract_tests/support).
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 from pathlib import Path
 
+from lowest import run_with, version_with
+
 HERE = Path(__file__).parent
-ROOT = HERE.parents[2]
-LOWEST = "pydantic-ai-slim==1.32.0"
-
-
-def _uv() -> str:
-    uv = os.environ.get("UV") or shutil.which("uv") or str(ROOT / ".tools" / "bin" / "uv")
-    assert Path(uv).exists() or shutil.which(uv), "uv is needed (make install provides it)"
-    return uv
-
-
-def _with_lowest(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [_uv(), "run", "--no-sync", "--with", LOWEST, *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+LOWEST = ("pydantic-ai-slim==1.32.0",)
 
 
 def test_the_lowest_pydantic_ai_passes_the_rules_and_the_example() -> None:
-    version = _with_lowest(
-        "python", "-c", "import importlib.metadata as m; print(m.version('pydantic-ai-slim'))"
-    )
-    assert version.returncode == 0, version.stderr
-    assert version.stdout.strip() == "1.32.0"
-    rules = _with_lowest(
+    assert version_with(LOWEST, "pydantic-ai-slim") == "1.32.0"
+    rules = run_with(
+        LOWEST,
         "pytest",
         str(HERE / "test_pai_history.py"),
         str(HERE / "test_pai_example.py"),

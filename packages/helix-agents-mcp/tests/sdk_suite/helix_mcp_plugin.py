@@ -15,22 +15,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
-import os
-import signal
 import threading
 from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any, cast
 
 import pytest
-from helix_backends import BACKENDS, Stores, server_url
+from helix_backends import Stores
+from sdist_plugin import count, server
 
 from helix_agents.core import SessionStateStore
 from helix_agents.mcp import HelixEventStore
 
-DESELECT_FILE = Path(__file__).with_name("deselect.txt")
-REQUIRE_BACKENDS_ENV = "HELIX_REQUIRE_BACKENDS"
 # The test module names the swapped classes are looked up by.
 SWAPPED = ("SimpleEventStore", "SequencedEventStore")
 
@@ -39,7 +35,6 @@ _stores: Stores | None = None
 _loop = asyncio.new_event_loop()
 _thread = threading.Thread(target=_loop.run_forever, name="helix-store-loop", daemon=True)
 _current: ThreadStore | None = None
-_counts: dict[str, int] = {}
 _used_in_test = False
 
 
@@ -88,51 +83,11 @@ _SWAPS: dict[str, type[_Swapped]] = {
 }
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    """``--helix-backend``: the store under the swapped event stores."""
-    parser.addoption(
-        "--helix-backend",
-        choices=BACKENDS,
-        default=os.environ.get("HELIX_SDK_BACKEND", "memory"),
-        help="backend of the HelixEventStore that replaces the SDK's event stores",
-    )
-    parser.addoption("--helix-report", default=None, help="write the counts as JSON here")
-    parser.addoption(
-        "--helix-timeout",
-        type=int,
-        default=60,
-        help="fail a test that runs longer than this many seconds (0: never)",
-    )
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
-    """Fail a test that hangs (SIGALRM, as pytest-timeout's signal method), instead of the run."""
-    seconds: int = item.config.getoption("helix_timeout")
-    if not seconds:
-        return (yield)
-
-    def expire(signum: int, frame: Any) -> None:
-        raise TimeoutError(f"{item.nodeid} ran longer than {seconds}s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(seconds)
-    try:
-        return (yield)
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-
-
 def pytest_configure(config: pytest.Config) -> None:
     """Find the backend's server and start the store's loop."""
     global _stores
     backend = config.getoption("helix_backend")
-    url, why = server_url(backend, _servers)
-    if why:
-        if os.environ.get(REQUIRE_BACKENDS_ENV, "") not in ("", "0"):
-            raise pytest.UsageError(f"{why} ({REQUIRE_BACKENDS_ENV} is set)")
-        pytest.exit(f"skipped: {why}", returncode=0)
+    url = server(config, _servers)
     _stores = Stores(backend, url, Path(config.rootpath) / ".helix-mcp-work" / backend)
     _thread.start()
 
@@ -148,36 +103,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Swap the event stores; drop the tests deselect.txt names (naming none is an error)."""
+    """Swap the event stores (sdist_plugin drops what deselect.txt names)."""
     for module in {item.module for item in items if isinstance(item, pytest.Function)}:
         for name, swap in _SWAPS.items():
             if hasattr(module, name):
                 setattr(module, name, swap)
-    entries = {}
-    for line in DESELECT_FILE.read_text().splitlines():
-        node, _, reason = line.partition(" # ")
-        if node.strip() and not line.startswith("#"):
-            if not reason.strip():
-                raise pytest.UsageError(f"deselect.txt: {node.strip()} has no reason")
-            entries[node.strip()] = reason.strip()
-    chosen, dropped, used = [], [], set()
-    for item in items:
-        match = next(
-            (e for e in entries if item.nodeid == e or item.nodeid.startswith((e + "[", e + "::"))),
-            None,
-        )
-        if match is None:
-            chosen.append(item)
-        else:
-            used.add(match)
-            dropped.append(item)
-    files = {item.nodeid.split("::")[0] for item in items}
-    unused = {e for e in set(entries) - used if e.split("::")[0] in files}
-    if unused and not config.getoption("keyword") and not any("::" in a for a in config.args):
-        raise pytest.UsageError(f"deselect.txt names no collected test: {sorted(unused)}")
-    _counts["deselected"] = len(dropped)
-    config.hook.pytest_deselected(items=dropped)
-    items[:] = chosen
 
 
 @pytest.hookimpl(wrapper=True)
@@ -192,20 +122,5 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     finally:
         _current = None
         if _used_in_test:
-            _counts["on_helix"] = _counts.get("on_helix", 0) + 1
+            count("on_helix")
         _call(store.__aexit__(None, None, None))
-
-
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    """Count outcomes: a test is failed if any phase failed, skipped if its setup skipped."""
-    if report.when == "call" or (report.when == "setup" and not report.passed):
-        _counts[report.outcome] = _counts.get(report.outcome, 0) + 1
-    elif report.when == "teardown" and report.failed:
-        _counts["failed"] = _counts.get("failed", 0) + 1
-
-
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Write the counts for the runner."""
-    path = session.config.getoption("helix_report")
-    if path:
-        Path(path).write_text(json.dumps(_counts))

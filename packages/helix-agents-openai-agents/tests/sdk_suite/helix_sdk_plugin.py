@@ -20,22 +20,18 @@ import asyncio
 import contextlib
 import importlib
 import inspect
-import json
 import os
-import signal
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar, cast
 
 import pytest
 import pytest_asyncio
-from helix_backends import BACKENDS, Stores, server_url
+from helix_backends import Stores
+from sdist_plugin import server
 
 from helix_agents.core import SessionStateStore
 from helix_agents.openai_agents import HelixSession
-
-DESELECT_FILE = Path(__file__).with_name("deselect.txt")
-REQUIRE_BACKENDS_ENV = "HELIX_REQUIRE_BACKENDS"
 
 _stores: Stores | None = None
 # What was started to find the backend's server (binaries, a container), until unconfigure.
@@ -279,74 +275,11 @@ _SWAPS = {
 }
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    """``--helix-backend``: the store under the swapped sessions."""
-    parser.addoption(
-        "--helix-backend",
-        choices=BACKENDS,
-        default=os.environ.get("HELIX_SDK_BACKEND", "memory"),
-        help="backend of the HelixSession that replaces the SDK's sessions",
-    )
-    parser.addoption("--helix-report", default=None, help="write the counts as JSON here")
-    parser.addoption(
-        "--helix-timeout",
-        type=int,
-        default=60,
-        help="fail a test that runs longer than this many seconds (0: never)",
-    )
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
-    """Fail a test that hangs (SIGALRM, as pytest-timeout's signal method), instead of the run."""
-    seconds: int = item.config.getoption("helix_timeout")
-    if not seconds:
-        return (yield)
-
-    def expire(signum: int, frame: Any) -> None:
-        raise TimeoutError(f"{item.nodeid} ran longer than {seconds}s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(seconds)
-    try:
-        return (yield)
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-
-
-_counts: dict[str, int] = {}
-
-
-def pytest_deselected(items: list[pytest.Item]) -> None:
-    """Count deselected tests."""
-    _counts["deselected"] = _counts.get("deselected", 0) + len(items)
-
-
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    """Count outcomes: a test is failed if any phase failed, skipped if its setup skipped."""
-    if report.when == "call" or (report.when == "setup" and not report.passed):
-        _counts[report.outcome] = _counts.get(report.outcome, 0) + 1
-    elif report.when == "teardown" and report.failed:
-        _counts["failed"] = _counts.get("failed", 0) + 1
-
-
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Write the counts for the runner."""
-    path = session.config.getoption("helix_report")
-    if path:
-        Path(path).write_text(json.dumps(_counts))
-
-
 def pytest_configure(config: pytest.Config) -> None:
     """Find the backend's server and swap the session classes before any test module loads."""
     global _stores
     backend = config.getoption("helix_backend")
-    url, why = server_url(backend, _servers)
-    if why:
-        if os.environ.get(REQUIRE_BACKENDS_ENV, "") not in ("", "0"):
-            raise pytest.UsageError(f"{why} ({REQUIRE_BACKENDS_ENV} is set)")
-        pytest.exit(f"skipped: {why}", returncode=0)
+    url = server(config, _servers)
     workdir = Path(config.rootpath) / ".helix-sdk-work" / backend
     _stores = Stores(backend, url, workdir)
     # What the SDK itself builds on the real classes (subclasses, isinstance checks) loads first.
@@ -368,40 +301,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Swap the late classes; drop the tests deselect.txt names (naming none is an error)."""
+    """Swap the late classes (sdist_plugin drops what deselect.txt names)."""
     for module in {item.module for item in items if isinstance(item, pytest.Function)}:
         for name, swap in _LATE_SWAPS.items():
             if hasattr(module, name):
                 setattr(module, name, swap)
-    entries = {}
-    for line in DESELECT_FILE.read_text().splitlines():
-        node, _, reason = line.partition(" # ")
-        if node.strip() and not line.startswith("#") and "::" in node:
-            entries[node.strip()] = reason.strip()
-    chosen, dropped, used = [], [], set()
-    for item in items:
-        match = next(
-            (
-                e
-                for e in entries
-                if item.nodeid == e
-                or item.nodeid.startswith(e + "::")
-                or item.nodeid.startswith(e + "[")
-            ),
-            None,
-        )
-        if match is None:
-            chosen.append(item)
-        else:
-            used.add(match)
-            dropped.append(item)
-    # An entry for a file that ran but that names none of its tests is stale.
-    files = {item.nodeid.split("::")[0] for item in items}
-    unused = {e for e in set(entries) - used if e.split("::")[0] in files}
-    if unused and not config.getoption("keyword") and not any("::" in a for a in config.args):
-        raise pytest.UsageError(f"deselect.txt names no collected test: {sorted(unused)}")
-    config.hook.pytest_deselected(items=dropped)
-    items[:] = chosen
 
 
 @pytest.fixture(autouse=True)

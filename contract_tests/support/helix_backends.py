@@ -1,4 +1,4 @@
-"""Stores on the four backends for the adapter's tests and the SDK's suite.
+"""Stores on the four backends for the adapters' tests and the frameworks' own suites.
 
 A server is found by the finder every package shares (``helix_agents.contract.servers``:
 env URL, local default port, local binaries, a Docker container; CONTRIBUTING.md);
@@ -27,7 +27,7 @@ from helix_agents.core import SessionStateStore, open_store
 from helix_agents.store_memory import MemoryData, MemoryStateStore
 
 BACKENDS = ("memory", "sqlite", "postgres", "redis")
-REDIS_PREFIX = "helix-oai-test"
+REDIS_PREFIX = "helix-adapter-test"
 
 
 def server_url(backend: str, stack: ExitStack) -> tuple[str | None, str]:
@@ -40,7 +40,7 @@ def server_url(backend: str, stack: ExitStack) -> tuple[str | None, str]:
     if backend == "postgres":
         found = find_postgres(stack)
     else:
-        root = Path(tempfile.mkdtemp(prefix="helix-oai-redis-"))
+        root = Path(tempfile.mkdtemp(prefix="helix-adapter-redis-"))
         stack.callback(shutil.rmtree, root, ignore_errors=True)
         servers = RedisServers(root)
         stack.callback(servers.stop)
@@ -87,9 +87,9 @@ class Stores:
             return open_store(f"sqlite:///{self.workdir / f'{namespace}.db'}", **options)
         assert self.url is not None
         if self.backend == "postgres":
-            return open_store(self.url, namespace=f"oai_{namespace}", auto_migrate=True, **options)
+            return open_store(self.url, namespace=f"adp_{namespace}", auto_migrate=True, **options)
         return open_store(
-            self.url, namespace=f"oai-{namespace}", key_prefix=REDIS_PREFIX, **options
+            self.url, namespace=f"adp-{namespace}", key_prefix=REDIS_PREFIX, **options
         )
 
     def purge(self) -> None:
@@ -103,7 +103,7 @@ class Stores:
             with psycopg.connect(self.url, autocommit=True) as conn:
                 names = conn.execute(
                     "SELECT nspname FROM pg_namespace WHERE nspname LIKE %s",
-                    (f"oai_{self.run}%",),
+                    (f"adp_{self.run}%",),
                 ).fetchall()
                 for (name,) in names:
                     conn.execute(
@@ -111,5 +111,5 @@ class Stores:
                     )
             return
         with redis.Redis.from_url(self.url) as client:
-            for key in client.scan_iter(match=f"{REDIS_PREFIX}:oai-{self.run}_*", count=1000):
+            for key in client.scan_iter(match=f"{REDIS_PREFIX}:adp-{self.run}_*", count=1000):
                 client.delete(key)

@@ -1,4 +1,4 @@
-"""Fixtures of the adapter's tests (through conftest.py): each test runs on the four backends.
+"""Fixtures of the adapters' tests (through their conftest.py): each test runs on four backends.
 
 Servers come from the shared session fixtures (``helix_agents.contract.servers``,
 CONTRIBUTING.md); a missing one skips, or fails under ``HELIX_REQUIRE_BACKENDS=1``.
@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 from helix_backends import BACKENDS, Stores
+from sdist_suite import Suite
 
+from helix_agents.contract.servers import POSTGRES_ENV, REDIS_ENV
 from helix_agents.core import SessionStateStore
 
 _FIXTURES = {"postgres": "helix_postgres_url", "redis": "helix_redis_url"}
@@ -23,12 +25,6 @@ def found_server(request: pytest.FixtureRequest, backend: str) -> str | None:
         return None
     url: str = request.getfixturevalue(_FIXTURES[backend])
     return url
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    """The stores run on asyncio."""
-    return "asyncio"
 
 
 @pytest.fixture(params=BACKENDS)
@@ -52,3 +48,27 @@ async def other_store(stores: Stores) -> AsyncIterator[SessionStateStore]:
     """A second store on the same data as ``store``: another process, in effect."""
     async with stores.store("main") as opened:
         yield opened
+
+
+def run_suite(
+    suite: Suite,
+    what: str,
+    backend: str,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> tuple[dict[str, int], str]:
+    """A framework's own tests on ``backend`` (``sdist_suite``): the counts and their line.
+
+    The line is printed; a failed test or a failed run fails the caller.
+    """
+    url = found_server(request, backend)
+    if url is not None:  # the child run finds the session's server first, by its env URL
+        monkeypatch.setenv(POSTGRES_ENV if backend == "postgres" else REDIS_ENV, url)
+    counts = suite.run(backend, "-p", "no:randomly")
+    summary = suite.describe(what, backend, counts)
+    with capsys.disabled():
+        print(f"\n{summary}")
+    assert counts["exit"] == 0, summary
+    assert counts.get("failed", 0) == 0, summary
+    return counts, summary
