@@ -39,6 +39,10 @@ test: lint typecheck ## Lint, type-check, then run every test on every backend
 state-machine-long: $(SYNCED) ## Nightly: the state machine's long profile on every backend
 	HELIX_CONTRACT_PROFILE=helix-thorough $(UV) run pytest packages -k state_machine_matches_model
 
+.PHONY: frameworks-all
+frameworks-all: $(SYNCED) ## Nightly: every framework's own test suite on all four backends (make test: SQLite and Redis)
+	HELIX_FRAMEWORK_SUITE_BACKENDS=all $(UV) run pytest packages -k "sdk_suite or sdk_session_tests or sdk_resumability_tests"
+
 .PHONY: failover-long
 failover-long: $(SYNCED) ## The failover fault tests' long version: bigger workload, longer run
 	HELIX_FAILOVER_LONG=1 $(UV) run pytest packages -k "FO_"

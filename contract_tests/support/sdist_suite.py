@@ -28,11 +28,32 @@ from pathlib import Path
 
 from helix_backends import BACKENDS
 
-__all__ = ["BACKENDS", "Suite", "cache_root", "sdist_tests"]
+__all__ = ["BACKENDS", "Suite", "cache_root", "chosen_backends", "sdist_tests"]
+
+BACKENDS_ENV = "HELIX_FRAMEWORK_SUITE_BACKENDS"
+# `make test` runs each framework's suite on the embedded default and on Redis; `make
+# frameworks-all` (nightly) on all four. The adapters do not branch on the backend: what
+# differs between backends is the contract suite's to check, on every backend, every run.
+DEFAULT_BACKENDS = ("sqlite", "redis")
 
 PYPI = "https://pypi.org/simple"
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"  # the index's JSON API (PEP 691)
 SUPPORT = Path(__file__).resolve().parent
+
+
+def chosen_backends() -> tuple[str, ...]:
+    """The backends the frameworks' suites run on: ``$HELIX_FRAMEWORK_SUITE_BACKENDS``
+    (``all`` or a comma-separated list), else :data:`DEFAULT_BACKENDS`."""
+    chosen = os.environ.get(BACKENDS_ENV, "").strip()
+    if not chosen:
+        return DEFAULT_BACKENDS
+    if chosen == "all":
+        return BACKENDS
+    names = tuple(name.strip() for name in chosen.split(","))
+    unknown = [name for name in names if name not in BACKENDS]
+    if unknown:
+        raise ValueError(f"{BACKENDS_ENV}: unknown backend(s) {unknown}; of {BACKENDS}")
+    return names
 
 
 def cache_root() -> Path:

@@ -1,5 +1,4 @@
-"""One run of a script of ``examples/`` in a fresh interpreter: the adapters' example tests
-(this package's and the ADK adapter's, which puts this folder on ``sys.path``)."""
+"""One run of a script of ``examples/`` in a fresh interpreter: the adapters' example tests."""
 
 from __future__ import annotations
 
@@ -7,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-EXAMPLES = Path(__file__).parents[3] / "examples"
+EXAMPLES = Path(__file__).parents[2] / "examples"
 
 
 def run_example(script: str, db: Path | str) -> str:
