@@ -18,6 +18,7 @@ when a finder needs them.
 """
 
 from ._docker import POSTGRES_IMAGE, REDIS_IMAGE, docker_answers, docker_host
+from ._pg_standby import PostgresPair, start_pair
 from ._postgres import (
     POSTGRES_ENV,
     POSTGRES_URLS,
@@ -53,6 +54,7 @@ __all__ = [
     "REDIS_URLS",
     "Attempt",
     "Outcome",
+    "PostgresPair",
     "RedisServers",
     "RedisTlsFiles",
     "Search",
@@ -71,6 +73,7 @@ __all__ = [
     "require",
     "search",
     "start_cluster",
+    "start_pair",
     "start_server",
     "wait_for",
 ]
