@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote
 
 import psycopg
@@ -25,6 +25,8 @@ from helix_agents.core import (
     open_store,
 )
 from helix_agents.store_postgres import PostgresStateStore, ReplicationLagError, migrate
+from helix_agents.store_postgres._pool import Connections
+from helix_agents.store_postgres._standby import KEPT, Standby, lsn, lsn_text
 
 from .no_secrets import assert_not_shown
 
@@ -177,6 +179,19 @@ def test_FO_11_standby_password_is_not_shown() -> None:
     hidden = quote(SECRET, safe="")
     store = open_store(URL, standby=f"postgresql://reader:{hidden}@replica.internal/agents")
     assert "replica.internal" in repr(store) and SECRET not in repr(store)
+
+
+def test_FO_11_the_kept_commits_are_bounded() -> None:
+    standby = Standby(cast(Connections, None), 1.0)
+    standby.note("nothing", None, None)  # a write that wrote nothing: nothing to wait for
+    assert not standby.pending and standby.floor == 0
+    for n in range(KEPT + 2):
+        standby.note(f"s{n}", str(1000 + n), lsn_text((1 << 32) + 100 * n))
+    standby.note("s2", "9999", "1/FFFF")  # a later commit of a kept session replaces it
+    assert len(standby.pending) == KEPT and "s0" not in standby.pending
+    assert standby.pending["s2"] == ("9999", lsn("1/FFFF"))
+    # The oldest folded into a WAL position the standby must reach.
+    assert standby.floor == (1 << 32) + 100 and lsn_text(standby.floor) == "1/64"
 
 
 async def test_FO_11_standby_reads_see_the_stores_own_writes(standby_pair: PostgresPair) -> None:

@@ -28,8 +28,10 @@ class PostgresPair:
     waits until the standby has flushed it. The standby does not carry that setting.
     """
 
-    def __init__(self, bindir: Path, prefix: list[str], base: Path, *, synchronous: bool) -> None:
-        self.bindir, self.prefix, self.base = bindir, prefix, base
+    def __init__(
+        self, bindir: Path, prefix: list[str], base: Path, *, synchronous: bool, fsync: bool = False
+    ) -> None:
+        self.bindir, self.prefix, self.base, self.fsync = bindir, prefix, base, fsync
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.ports = {"primary": free_port(), "standby": free_port()}
         self.data = {name: base / name for name in self.ports}
@@ -122,8 +124,9 @@ class PostgresPair:
         port, data = self.ports[name], self.data[name]
         command = [*self.prefix, str(self.bindir / "postgres"), "-D", str(data)]
         command += ["-p", str(port), "-k", str(self.base), "-c", "listen_addresses=127.0.0.1"]
-        # Killing processes, not the machine, loses nothing the kernel holds: no fsync needed.
-        command += ["-c", "fsync=off"]
+        # Killing processes, not the machine, loses nothing the kernel holds: no fsync needed
+        # (the bench asks for it, to time real commits).
+        command += ["-c", f"fsync={'on' if self.fsync else 'off'}"]
         log = self.base / f"{name}.log"
         with log.open("wb") as out:
             proc = subprocess.Popen(
@@ -150,7 +153,7 @@ class PostgresPair:
 
 
 @contextlib.contextmanager
-def start_pair(*, synchronous: bool = True) -> Iterator[PostgresPair | str]:
+def start_pair(*, synchronous: bool = True, fsync: bool = False) -> Iterator[PostgresPair | str]:
     """A running :class:`PostgresPair`, stopped after the block; or, without the binaries
     (``initdb``, ``pg_basebackup``) or a way to run them, why not."""
     found, prefix = _initdb(), as_postgres_user()
@@ -166,7 +169,7 @@ def start_pair(*, synchronous: bool = True) -> Iterator[PostgresPair | str]:
     os.chmod(base, 0o777)
     pair = None
     try:
-        pair = PostgresPair(bindir, prefix, base, synchronous=synchronous)
+        pair = PostgresPair(bindir, prefix, base, synchronous=synchronous, fsync=fsync)
         yield pair
     finally:
         if pair is not None:
