@@ -67,6 +67,7 @@ class PostgresPair:
                     os.kill(pid, signal.SIGKILL)
         proc.kill()
         proc.wait(10)
+        self._remove_shared_memory("primary")
 
     def promote(self, timeout: float = 30.0) -> None:
         """Promote the standby (``pg_promote``) and return once it accepts writes."""
@@ -134,6 +135,16 @@ class PostgresPair:
             )
         self.procs[name] = proc
         wait_for(self.url(name), proc, log, f"the {name} PostgreSQL server")
+
+    def _remove_shared_memory(self, name: str) -> None:
+        """Remove the small System V segment a killed postmaster leaves behind (a clean
+        shutdown removes it itself); ``postmaster.pid``'s seventh line names it."""
+        ipcrm = shutil.which("ipcrm")
+        with contextlib.suppress(OSError, IndexError):
+            lines = (self.data[name] / "postmaster.pid").read_text().splitlines()
+            shmid = lines[6].split()[1]
+            if ipcrm is not None and shmid.isdigit():
+                subprocess.run([ipcrm, "-m", shmid], capture_output=True, check=False)
 
     def _postmaster(self, name: str) -> int | None:
         with contextlib.suppress(OSError, ValueError, IndexError):
