@@ -15,6 +15,10 @@ and what it answered. :func:`require` turns that into a skip, or a failure under
 ``HELIX_REQUIRE_BACKENDS=1``. The fixtures of :mod:`.fixtures` (a pytest plugin)
 wrap the finders per test session. Drivers and testcontainers are imported only
 when a finder needs them.
+
+For failover tests, :class:`SentinelGroup` (a Redis master, its replica, three
+Sentinels) and :func:`start_pair` (a PostgreSQL primary and its hot standby,
+``pg_basebackup -R``) start servers of a test's own from local binaries.
 """
 
 from ._docker import POSTGRES_IMAGE, REDIS_IMAGE, docker_answers, docker_host
