@@ -100,7 +100,8 @@ async def test_FO_10_synchronous_commit_is_set_on_each_connection(
     value: str, store_on: Callable[..., PostgresStateStore], pg_url: str
 ) -> None:
     # The conninfo's own options stay; the setting comes with the connection, no statement.
-    url = f"{pg_url}?options=-c%20statement_timeout%3D7s"
+    sep = "&" if "?" in pg_url else "?"  # $HELIX_POSTGRES_URL may carry a query
+    url = f"{pg_url}{sep}options=-c%20statement_timeout%3D7s"
     store = store_on(url, synchronous_commit=value)
     async with store:
         session = await store.create_session()
@@ -113,7 +114,8 @@ async def test_FO_10_synchronous_commit_is_set_on_each_connection(
                 )
                 assert await cur.fetchone() == (value, "7s")
     # From the URL too, PostgreSQL's name for it.
-    async with open_store(f"{pg_url}?synchronous_commit={value}&schema={store.schema}") as other:
+    query = f"synchronous_commit={value}&schema={store.schema}"
+    async with open_store(f"{pg_url}{sep}{query}") as other:
         assert isinstance(other, PostgresStateStore)
         async with other.pool.connection() as conn:
             cur = await conn.execute("SHOW synchronous_commit")
