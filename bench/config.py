@@ -67,6 +67,8 @@ class Settings:
     """Events appended to the one ADK session of each service (the ``adk`` phase)."""
     adk_ops: int = 100
     """Samples of each ADK ``get_session`` read per service."""
+    replication_ops: int = 500
+    """Appends per store, with and without waiting for a replica (the ``replication`` phase)."""
 
     @classmethod
     def quick(cls) -> Settings:
@@ -87,6 +89,7 @@ class Settings:
             runner_turns=100,
             adk_events=100,
             adk_ops=20,
+            replication_ops=150,
         )
 
     @classmethod

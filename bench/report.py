@@ -268,6 +268,25 @@ def _scaling(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _replication(results: dict[str, Any]) -> list[str]:
+    rows = []
+    for backend, r in results.get("replication", {}).items():
+        names = [k for k in r if k != "ratio_p50"]
+        without, with_wait = (r[k] for k in names)
+        rows.append(
+            [
+                backend,
+                f"{names[0]}: {_f(without['p50_ms'])} / {_f(without['p99_ms'])}",
+                f"{names[1]}: {_f(with_wait['p50_ms'])} / {_f(with_wait['p99_ms'])}",
+                f"**{_f(r['ratio_p50'])}x**",
+            ]
+        )
+    if not rows:
+        return []
+    head = ["store", "append p50 / p99 ms, no wait", "waiting for a replica", "p50 ratio"]
+    return _table(head, rows)
+
+
 def _targets(results: dict[str, Any]) -> list[str]:
     rows = []
     for t in evaluate(results):
@@ -331,6 +350,9 @@ def render(results: dict[str, Any]) -> str:
         "### Scaling out (docs/scaling.md)",
         "",
         *_scaling(results),
+        "### Commits waiting for a replica (docs/scaling.md)",
+        "",
+        *_replication(results),
         "### Conditions of this run",
         "",
         *_conditions(results),

@@ -17,6 +17,7 @@ from .config import Servers, Settings
 from .context import measure_context
 from .floors import Floors, measure_paired
 from .growth import measure_growth, measure_listing
+from .replication import measure_replication
 from .scaling import measure_scaling
 from .sdk_runner import measure_runner_turns
 from .systems import NAMESPACE, all_subjects, graph_subjects, helix_subject, session_pairs
@@ -28,7 +29,17 @@ __all__ = ["PHASES", "run"]
 
 log = logging.getLogger("bench")
 
-PHASES = ("turns", "runner", "growth", "concurrency", "checkpoints", "context", "adk", "scaling")
+PHASES = (
+    "turns",
+    "runner",
+    "growth",
+    "concurrency",
+    "checkpoints",
+    "context",
+    "adk",
+    "scaling",
+    "replication",
+)
 _OURS = ("memory", "sqlite", "postgres", "redis")
 
 
@@ -129,6 +140,7 @@ async def run(settings: Settings, servers: Servers, phases: tuple[str, ...]) -> 
         "runner": [],
         "adk": {},
         "scaling": {},
+        "replication": {},
     }
     workdir = Path(tempfile.mkdtemp(prefix="helixbench-"))
     try:
@@ -145,6 +157,8 @@ async def run(settings: Settings, servers: Servers, phases: tuple[str, ...]) -> 
             out["adk"] = await measure_adk(settings, servers, workdir)
         if "scaling" in phases:
             out["scaling"] = await measure_scaling(settings, servers, workdir)
+        if "replication" in phases:
+            out["replication"] = await measure_replication(settings, workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     out["meta"].update(await conditions(servers, "end"))

@@ -38,3 +38,15 @@ class TestPostgresThroughPgBouncer(TestPostgresContract):
         store_on: Callable[..., PostgresStateStore],
     ) -> StoreFactory:
         return functools.partial(store_on, pgbouncer_url, prepare=pgbouncer_prepare)
+
+
+class TestPostgresStandbyReads(TestPostgresContract):
+    """Every rule id with ``standby=`` (FO-11): the writes' statements answer their transaction
+    id and WAL position, the reads go to the second pool. The "standby" is the primary itself
+    (not in recovery, so no read waits): what runs is every statement's tracked form."""
+
+    @pytest.fixture
+    def store_factory(
+        self, pg_url: str, store_on: Callable[..., PostgresStateStore]
+    ) -> StoreFactory:
+        return functools.partial(store_on, pg_url, standby=pg_url)

@@ -15,9 +15,14 @@ and what it answered. :func:`require` turns that into a skip, or a failure under
 ``HELIX_REQUIRE_BACKENDS=1``. The fixtures of :mod:`.fixtures` (a pytest plugin)
 wrap the finders per test session. Drivers and testcontainers are imported only
 when a finder needs them.
+
+For failover tests, :class:`SentinelGroup` (a Redis master, its replica, three
+Sentinels) and :func:`start_pair` (a PostgreSQL primary and its hot standby,
+``pg_basebackup -R``) start servers of a test's own from local binaries.
 """
 
 from ._docker import POSTGRES_IMAGE, REDIS_IMAGE, docker_answers, docker_host
+from ._pg_standby import PostgresPair, start_pair
 from ._postgres import (
     POSTGRES_ENV,
     POSTGRES_URLS,
@@ -53,6 +58,7 @@ __all__ = [
     "REDIS_URLS",
     "Attempt",
     "Outcome",
+    "PostgresPair",
     "RedisServers",
     "RedisTlsFiles",
     "Search",
@@ -71,6 +77,7 @@ __all__ = [
     "require",
     "search",
     "start_cluster",
+    "start_pair",
     "start_server",
     "wait_for",
 ]

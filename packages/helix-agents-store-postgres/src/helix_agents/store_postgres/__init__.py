@@ -9,6 +9,7 @@ from ._config import PoolSettings
 from ._engine import PostgresEngine
 from ._errors import MigrationError
 from ._migrations import migrate
+from .errors import ReplicationLagError
 from .schema import conninfo_and_schema, migration_names, pending_migrations
 from .store import PostgresStateStore, open_url
 
@@ -17,6 +18,7 @@ __all__ = [
     "PoolSettings",
     "PostgresEngine",
     "PostgresStateStore",
+    "ReplicationLagError",
     "conninfo_and_schema",
     "migrate",
     "migration_names",

@@ -17,8 +17,10 @@ __all__ = [
     "POOL_OPTIONS",
     "PREPARE_MODES",
     "STORE_OPTIONS",
+    "SYNCHRONOUS_COMMIT",
     "PoolSettings",
     "check_prepare",
+    "check_synchronous_commit",
     "count",
     "seconds",
     "split_url",
@@ -32,6 +34,9 @@ DEFAULT_CONNECT_TIMEOUT = 5.0
 
 PREPARE_MODES = ("auto", "on", "off")
 """The values of the store's ``prepare`` option (docs/backends/postgres.md, PgBouncer)."""
+
+SYNCHRONOUS_COMMIT = ("off", "local", "remote_write", "on", "remote_apply")
+"""The values of the store's ``synchronous_commit`` option: PostgreSQL's own (FO-10)."""
 
 _MAX_IDENTIFIER = 63  # NAMEDATALEN - 1: PostgreSQL silently truncates longer names
 
@@ -68,6 +73,16 @@ def check_prepare(prepare: object) -> str:
             f"option prepare={prepare!r} must be one of {', '.join(PREPARE_MODES)}"
         )
     return prepare
+
+
+def check_synchronous_commit(value: object) -> str | None:
+    """``value`` if it is ``None`` or one of :data:`SYNCHRONOUS_COMMIT`, else
+    :class:`ValidationError` naming it (FO-10)."""
+    if value is not None and (not isinstance(value, str) or value not in SYNCHRONOUS_COMMIT):
+        raise ValidationError(
+            f"option synchronous_commit={value!r} must be one of {', '.join(SYNCHRONOUS_COMMIT)}"
+        )
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,12 +138,25 @@ _URL_OPTIONS: dict[str, Callable[[str], Any]] = {
     "max_messages": int,
     "operation_timeout": float,
     "prepare": str,
+    "synchronous_commit": str,
+    "standby": str,
+    "standby_wait": float,
 }
 POOL_OPTIONS = frozenset(
     {"min_size", "max_size", "max_idle", "max_lifetime", "check", "timeout", "connect_timeout"}
 )
 STORE_OPTIONS = frozenset(
-    {"schema", "auto_migrate", "max_messages", "operation_timeout", "clock", "prepare"}
+    {
+        "schema",
+        "auto_migrate",
+        "max_messages",
+        "operation_timeout",
+        "clock",
+        "prepare",
+        "synchronous_commit",
+        "standby",
+        "standby_wait",
+    }
 )
 
 
@@ -137,7 +165,8 @@ def split_url(url: str) -> tuple[str, dict[str, Any]]:
 
     Store options (``min_size``, ``max_size``, ``max_idle``, ``max_lifetime``,
     ``check``, ``timeout``, ``schema`` (or ``namespace``), ``auto_migrate``, ``max_messages``,
-    ``operation_timeout``, ``prepare``) are taken out; every other query parameter
+    ``operation_timeout``, ``prepare``, ``synchronous_commit``, ``standby``,
+    ``standby_wait``) are taken out; every other query parameter
     (``sslmode``, ``connect_timeout``, ``application_name``, …) stays for the
     conninfo. A malformed URL or option value is a :class:`ValidationError`
     that never shows the password.

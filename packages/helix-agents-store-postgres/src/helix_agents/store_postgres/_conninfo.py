@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import unquote, urlsplit
 
 import psycopg
@@ -69,6 +69,14 @@ class Target:
             connect_timeout=None if timeout is None else _seconds_text(timeout),
             secrets=secrets,
         )
+
+    def with_setting(self, name: str, value: str) -> Target:
+        """This target with the server setting ``name=value`` for each of its connections:
+        ``-c name=value`` after the conninfo's own libpq ``options`` (set at connect time,
+        no statement)."""
+        params = conninfo_to_dict(self.conninfo)
+        options = " ".join(o for o in (str(params.get("options") or ""), f"-c {name}={value}") if o)
+        return replace(self, conninfo=make_conninfo(self.conninfo, options=options))
 
     def scrub(self, text: str) -> str:
         """``text`` with every secret of this conninfo masked."""

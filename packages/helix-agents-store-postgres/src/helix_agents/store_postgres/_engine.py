@@ -35,6 +35,7 @@ from ._codec import changes_json, snapshot, want_json
 from ._dumps import Dumps
 from ._migrations import check_applied, migrate, read_applied
 from ._pool import Connections, Row
+from ._standby import Standby
 from .schema import pending_migrations
 
 __all__ = ["PostgresEngine"]
@@ -58,6 +59,17 @@ _STATEMENTS = {
     "scoped": "SELECT coalesce(json_object_agg(name, value), '{{}}')::text"
     " FROM {s}.__agents_scoped WHERE scope = %s AND owner = %s",
 }
+# With a standby (FO-11): each write also answers its transaction id and WAL insert position,
+# read after the function ran, in the same statement.
+_COMMITTED = ", pg_current_xact_id_if_assigned()::text, pg_current_wal_insert_lsn()::text"
+_TRACKED = {
+    "apply": "SELECT w.*" + _COMMITTED + " FROM {s}.__agents_apply(%s::text, %s::bigint,"
+    " %s::jsonb, %s::jsonb) w",
+    "create": "SELECT w" + _COMMITTED + " FROM {s}.__agents_create(%s::text, %s::bigint,"
+    " %s::text, %s::timestamptz, %s::text, %s::text, %s::bigint, %s::bigint) w",
+    "delete": "SELECT w" + _COMMITTED + " FROM {s}.__agents_delete(%s::text) w",
+}
+_READS = frozenset({"snapshot", "list", "all", "scoped"})
 
 
 class PostgresEngine(Engine):
@@ -65,18 +77,26 @@ class PostgresEngine(Engine):
 
     system = "postgresql"
 
-    def __init__(self, connections: Connections, schema: str, auto_migrate: bool) -> None:
+    def __init__(
+        self,
+        connections: Connections,
+        schema: str,
+        auto_migrate: bool,
+        standby: Standby | None = None,
+    ) -> None:
         self.connections = connections
+        self.standby = standby
         self.schema = schema
         # Tracing's db.namespace: "<database>.<schema>", the database as libpq is told it.
         # (A pool built on a conninfo callable names none.)
         info = connections.pool.conninfo
         database = conninfo_to_dict(info).get("dbname") if isinstance(info, str) else None
         self.namespace = f"{database}.{schema}" if database else None
-        self.needs_open = connections.owns_pool
+        self.needs_open = connections.owns_pool or standby is not None
         self.auto_migrate = auto_migrate
         quoted = sql.Identifier(schema).as_string()
-        self._sql = {k: q.format(s=quoted).encode() for k, q in _STATEMENTS.items()}
+        statements = _STATEMENTS if standby is None else {**_STATEMENTS, **_TRACKED}
+        self._sql = {k: q.format(s=quoted).encode() for k, q in statements.items()}
         self._dumps = Dumps(schema)
 
     async def open(self) -> None:
@@ -87,6 +107,8 @@ class PostgresEngine(Engine):
                 await self.migrate()
             else:
                 await self.check_schema()
+            if self.standby is not None:
+                await self.standby.connections.open()
         except BaseException as exc:
             await self.close()
             if isinstance(exc, psycopg.Error):
@@ -94,8 +116,12 @@ class PostgresEngine(Engine):
             raise
 
     async def close(self) -> None:
-        """Close the pool if the store opened it."""
-        await self.connections.close()
+        """Close the pools the store opened."""
+        try:
+            await self.connections.close()
+        finally:
+            if self.standby is not None:
+                await self.standby.connections.close()
 
     async def migrate(self) -> None:
         """Apply the pending migrations (an advisory lock serialises processes)."""
@@ -129,7 +155,17 @@ class PostgresEngine(Engine):
     async def _rows(
         self, name: str, params: Sequence[Any], session_id: str | None, write: bool = False
     ) -> list[Row]:
-        return await self.connections.rows(self._sql[name], params, name, session_id, write)
+        standby = self.standby
+        if standby is None:
+            return await self.connections.rows(self._sql[name], params, name, session_id, write)
+        if name in _READS:
+            return await standby.rows(self._sql[name], params, name, session_id)
+        rows = await self.connections.rows(self._sql[name], params, name, session_id, write)
+        if name in _TRACKED:
+            *head, xid, position = rows[0]
+            standby.note(session_id or "", xid, position)
+            rows = [tuple(head)]
+        return rows
 
     async def snapshot(self, session_id: str, want: Want) -> Snapshot | None:
         """One call of ``__agents_snapshot``."""

@@ -17,6 +17,7 @@ from ._config import (
     STORE_OPTIONS,
     PoolSettings,
     check_prepare,
+    check_synchronous_commit,
     count,
     seconds,
     split_url,
@@ -25,6 +26,7 @@ from ._config import (
 from ._conninfo import Target
 from ._engine import PostgresEngine
 from ._pool import Connections
+from ._standby import Standby
 
 __all__ = ["PostgresStateStore", "open_url"]
 
@@ -44,6 +46,12 @@ class PostgresStateStore(StoreBase):
     the store's own pool only, ``on`` on an application's pool too (unless its
     ``prepare_threshold`` is ``None``); behind PgBouncer before 1.21 in
     transaction mode, ``off``.
+
+    Across a failover (docs/scaling.md): ``synchronous_commit`` (PostgreSQL's
+    values) is set on each of the store's connections as it connects (FO-10);
+    ``standby`` is a second conninfo whose server takes the reads, each waiting
+    up to ``standby_wait`` seconds for the store's own commits to be visible
+    there (FO-11, FO-12).
     """
 
     def __init__(
@@ -58,6 +66,9 @@ class PostgresStateStore(StoreBase):
         operation_timeout: float = DEFAULT_OPERATION_TIMEOUT,
         clock: Callable[[], datetime] = utcnow,
         prepare: str = "auto",
+        synchronous_commit: str | None = None,
+        standby: str | None = None,
+        standby_wait: float = 1.0,
     ) -> None:
         if (conninfo is None) == (pool is None):
             raise ValidationError(
@@ -73,21 +84,43 @@ class PostgresStateStore(StoreBase):
         self.auto_migrate = auto_migrate
         self.operation_timeout = seconds("operation_timeout", operation_timeout)
         self.prepare = check_prepare(prepare)
+        self.synchronous_commit = check_synchronous_commit(synchronous_commit)
+        self.standby_wait = seconds("standby_wait", standby_wait)
         target = None if conninfo is None else Target.parse(conninfo)
+        if self.synchronous_commit is not None:
+            if target is None:
+                raise ValidationError(
+                    "option synchronous_commit needs a conninfo: set it on the connections "
+                    "of the application's pool instead"
+                )
+            target = target.with_setting("synchronous_commit", self.synchronous_commit)
         settings = pool_settings or PoolSettings()
         self._connections = Connections(target, pool, settings, self.operation_timeout, prepare)
-        engine = PostgresEngine(self._connections, self.schema, auto_migrate)
+        self._standby = None
+        if standby is not None:
+            replica = Connections(
+                Target.parse(standby), None, settings, self.operation_timeout, prepare
+            )
+            self._standby = Standby(replica, self.standby_wait)
+        engine = PostgresEngine(self._connections, self.schema, auto_migrate, self._standby)
         super().__init__(engine, max_messages=max_messages, clock=clock)
 
     def __repr__(self) -> str:
         target = self._connections.target
         where = f"pool={self.pool.name!r}" if target is None else repr(target.shown)
-        return f"{type(self).__name__}({where}, schema={self.schema!r})"
+        replica = None if self._standby is None else self._standby.connections.target
+        standby = "" if replica is None else f", standby={replica.shown!r}"
+        return f"{type(self).__name__}({where}, schema={self.schema!r}{standby})"
 
     @property
     def pool(self) -> AsyncConnectionPool[Any]:
         """The connection pool (the store's own, or the one the application passed)."""
         return self._connections.pool
+
+    @property
+    def standby_pool(self) -> AsyncConnectionPool[Any] | None:
+        """The standby's connection pool (``standby=``), or ``None``."""
+        return None if self._standby is None else self._standby.connections.pool
 
     @property
     def prepared_statements(self) -> bool:
