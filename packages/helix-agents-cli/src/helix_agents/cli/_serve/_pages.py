@@ -103,6 +103,10 @@ async def _records(store: SessionStateStore, sid: str, named: list[str]) -> Reco
     return records
 
 
+async def _nothing() -> None:
+    return None
+
+
 async def _queued(store: SessionStateStore, s: ListedSession) -> int:
     items, answers = await asyncio.gather(
         store.list_undelivered_context_items(s.id), store.list_undelivered_late_answers(s.id)
@@ -152,9 +156,9 @@ async def session_page(request: Request) -> Response:
     rows = transcript(start, page.messages)
     context = _context_store(store)
     inline = count <= WINDOW_INLINE_ROWS
-    window = await context.get_window(sid) if inline else None
     named = output_ids(rows)
-    records, checkpoints, state = await asyncio.gather(
+    window, records, checkpoints, state = await asyncio.gather(
+        context.get_window(sid) if inline else _nothing(),
         _records(store, sid, named) if inline else pending_records(store, sid, named),
         store.page_checkpoints(sid, limit=CHECKPOINTS_SHOWN),
         store.get_scoped_state("session", sid),
@@ -191,7 +195,7 @@ async def records_page(request: Request) -> Response:
     sid = _session_id(request)
     info = await _session(store, sid)
     records = await _records(store, sid, [])
-    return render(request, "records.html", info=info, records=records, here=None)
+    return render(request, "records.html", info=info, records=records)
 
 
 async def window_page(request: Request) -> Response:
