@@ -5,8 +5,11 @@ approvals pending and resolved, every offloaded output, read through core's
 from __future__ import annotations
 
 import re
+import sys
 from datetime import UTC, datetime
+from pathlib import Path
 
+import anyio
 import httpx
 import pytest
 
@@ -29,6 +32,7 @@ from .serve_client import BASE, inspect, make_demo
 pytestmark = pytest.mark.anyio
 
 NOW = datetime(2026, 12, 4, 12, 0, tzinfo=UTC)
+AGENT_LOOP = Path(__file__).resolve().parents[3] / "examples" / "agent_loop.py"
 
 
 @pytest.fixture(params=["sqlite_url", "pg_url", "redis_url"])
@@ -165,3 +169,19 @@ async def test_INS_18_a_store_that_cannot_dump_lists_what_the_protocol_lists() -
     assert page.status_code == 200
     assert "this store cannot read its delivered items" in _section(page.text, "records-partial")
     assert "Context items (1 queued)" in page.text and "queued note" in page.text
+
+
+async def test_INS_16_the_agent_loop_demo_shows_its_deliveries_and_resolved_approval(
+    tmp_path: Path,
+) -> None:
+    # `make demo`: the scripted agent loop writes trip-1 into ./helix-demo.db
+    done = await anyio.run_process([sys.executable, str(AGENT_LOOP)], cwd=tmp_path, check=False)
+    assert done.returncode == 0, done.stderr.decode()
+    async with inspect(f"sqlite:///{tmp_path / 'helix-demo.db'}") as client:
+        page = (await client.get("/session", params={"id": "trip-1"})).text
+    assert "Pending approvals (0)" in page
+    assert "<code>approve-train</code>" in _section(page, "approvals").split("Resolved (1)")[1]
+    items, answers = _section(page, "context-items"), _section(page, "late-answers")
+    assert "Context items (0 queued, 1 delivered)" in items and "pref:units" in items
+    assert "Late answers (0 queued, 1 delivered)" in answers and "call-weather" in answers
+    assert 'data-testid="carried-by"' in items and 'data-testid="carried-by"' in answers
