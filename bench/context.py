@@ -27,6 +27,9 @@ __all__ = ["measure_context", "one_mb_log"]
 log = logging.getLogger("bench.context")
 
 _SEED_TURNS = 334  # turns per seeding commit: 1,002 rows
+# The longest session whose inspector page reads every record (dump_session: every row and
+# output text) rather than one page and the protocol's listings (docs/inspector.md INS-18).
+INSPECTOR_FULL_ROWS = 10_000
 _NEEDLE = "the rollback code is 4711-ZETA"
 
 
@@ -62,7 +65,11 @@ async def measure_context(subject: HelixSubject, settings: Settings) -> dict[str
         sid, Compaction(boundary=settings.history_rows - 100, summary="earlier work")
     )
     ref = await store.store_output(sid, one_mb_log(), tool_name="logs")
+    full_sid = "context-bench-full"
+    await _seed(subject.store, full_sid, INSPECTOR_FULL_ROWS)
+    await store.store_output(full_sid, one_mb_log(), tool_name="logs")
     grep, read, search, page = Latencies(), Latencies(), Latencies(), Latencies()
+    full_page = Latencies()
     for _ in range(settings.context_ops):
         found: Any = None
 
@@ -89,6 +96,11 @@ async def measure_context(subject: HelixSubject, settings: Settings) -> dict[str
             await open_session_page(subject.store, sid)
 
         page.add(await timed(do_page))
+
+        async def do_full_page() -> None:
+            await open_session_page(subject.store, full_sid)
+
+        full_page.add(await timed(do_full_page))
     log.info("context: %s done", subject.name)
     return {
         "output_chars": ref.chars,
@@ -97,4 +109,6 @@ async def measure_context(subject: HelixSubject, settings: Settings) -> dict[str
         "read_range": read.summary(),
         "history_search": search.summary(),
         "inspector_page": page.summary(),
+        "inspector_full_rows": INSPECTOR_FULL_ROWS,
+        "inspector_full_page": full_page.summary(),
     }

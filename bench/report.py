@@ -191,8 +191,8 @@ def _concurrency(results: dict[str, Any]) -> list[str]:
     return _table(["backend", "1 task turns/s", "16 tasks turns/s", "ratio (min-max)"], rows)
 
 
-def _page(c: dict[str, Any]) -> str:
-    page = c.get("inspector_page")  # absent from results made before the inspector
+def _page(c: dict[str, Any], key: str) -> str:
+    page = c.get(key)  # absent from results made before the inspector (or its full lists)
     return "-" if page is None else f"{_f(page['p50_ms'])} / {_f(page['p99_ms'])}"
 
 
@@ -204,7 +204,8 @@ def _context(results: dict[str, Any]) -> list[str]:
                 f"{_f(c[op]['p50_ms'])} / {_f(c[op]['p99_ms'])}"
                 for op in ("grep_1mb", "read_range", "history_search")
             ),
-            _page(c),
+            _page(c, "inspector_page"),
+            _page(c, "inspector_full_page"),
         ]
         for server, c in results.get("context", {}).items()
     ]
@@ -214,6 +215,7 @@ def _context(results: dict[str, Any]) -> list[str]:
         "read 100 of its lines",
         "search 100,000 rows of history",
         "open its inspector page",
+        "open the page of a 10,000-row session (every record)",
     ]
     return _table(head, rows) if rows else []
 

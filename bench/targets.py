@@ -153,6 +153,11 @@ INSPECTOR_PAGE_MS = 1_000.0
 """Opening the inspector's page of that 100,000-row session, p50 (docs/inspector.md INS-14)."""
 
 
+INSPECTOR_FULL_PAGE_MS = 1_000.0
+"""Opening the inspector's page of a 10,000-row session with a 1 MB output, which reads
+every record of it, p50 (docs/inspector.md INS-18)."""
+
+
 def _context_targets(results: dict[str, Any]) -> list[Target]:
     out = []
     for server, c in results.get("context", {}).items():
@@ -167,6 +172,11 @@ def _context_targets(results: dict[str, Any]) -> list[Target]:
             v = c["inspector_page"]["p50_ms"]
             text = f"helix {server} inspector page of {c['history_rows']:,} rows, p50 ms"
             out.append(Target(text, v, v, v, INSPECTOR_PAGE_MS, False))
+        if "inspector_full_page" in c:
+            v = c["inspector_full_page"]["p50_ms"]
+            rows = c["inspector_full_rows"]
+            text = f"helix {server} inspector page of {rows:,} rows with every record, p50 ms"
+            out.append(Target(text, v, v, v, INSPECTOR_FULL_PAGE_MS, False))
     return out
 
 

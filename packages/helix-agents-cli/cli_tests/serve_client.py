@@ -13,7 +13,6 @@ from helix_agents.cli._serve import inspector_app
 from helix_agents.core import open_store
 
 from .conftest import with_option
-from .serve_seed import enrich_demo
 
 BASE = "http://127.0.0.1"
 
@@ -36,7 +35,6 @@ def token_of(page: str) -> str:
 
 
 async def make_demo(url: str) -> str:
-    """The demo session, enriched (serve_seed.enrich_demo); the offloaded output's id."""
+    """The session ``helix-store demo`` writes; its offloaded output's id."""
     seeding = with_option(url, "auto_migrate", "true") if url.startswith("postgres") else url
-    await write_demo(seeding)
-    return await enrich_demo(url)
+    return await write_demo(seeding)

@@ -15,5 +15,9 @@ def test_demo_writes_a_session_to_try_the_commands_on(helix: Helix, tmp_path: Pa
     url = f"sqlite:///{tmp_path / 'helix-demo.db'}"
     assert helix("demo", url).code == 0  # again: re-created, not refused
     shown = json.loads(helix("show", url, "demo-trip", "--json").out)
-    assert [m["context"] for m in shown["messages"]] == [False, True, False]
+    # a delivered memory (row 1), a tool call with its offloaded result (rows 4, 5), the call
+    # the pending approval holds back (row 7)
+    assert [m["context"] for m in shown["messages"]] == [False, True] + [False] * 6
+    assert "[Output stored as out-" in shown["messages"][5]["row"]["content"]
     assert shown["session"]["current_run"]["status"] == "awaiting_approval"
+    assert "helix-store serve sqlite:///helix-demo.db" in done.out

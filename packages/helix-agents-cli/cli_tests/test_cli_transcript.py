@@ -37,7 +37,7 @@ COMMANDS: list[tuple[str, ...]] = [
 # asserts what it runs).
 _VOLATILE = re.compile(
     r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d+)?([+-]\d\d:?\d\d)?|in [\d.]+s|: \d+\.\d+s"
-    r"|\d+ deselected"
+    r"|\d+ deselected|out-[0-9a-f]{32}"  # times, durations, counts, output ids (random)
 )
 
 

@@ -1,5 +1,6 @@
 """The inspector end to end: ``helix-store serve`` processes and a real Chromium, on SQLite
-and PostgreSQL (docs/inspector.md, INS-2, INS-5, INS-7, INS-9, INS-13)."""
+and PostgreSQL, over the session ``helix-store demo`` writes (docs/inspector.md, INS-2,
+INS-5, INS-7, INS-9, INS-13, INS-15 … INS-17)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ SESSION = "/session?id=demo-trip"
 
 @pytest.fixture(params=["sqlite_url", "pg_url"])
 async def demo_url(request: pytest.FixtureRequest) -> str:
-    """A store holding the enriched demo session, on SQLite and PostgreSQL."""
+    """A store holding the demo session, on SQLite and PostgreSQL."""
     url: str = request.getfixturevalue(request.param)
     await make_demo(url)
     return url
@@ -54,11 +55,19 @@ async def test_INS_2_the_demo_session_its_hidden_rows_compaction_and_output_grep
         compaction = page.get_by_test_id("compaction")
         await expect(compaction).to_contain_text(SUMMARY)
         await expect(page.get_by_test_id("approvals")).to_contain_text("book_train")
+        # the memory the hidden row carried: delivered, with its row (INS-15)
+        carried = page.get_by_test_id("context-items").get_by_test_id("carried-by")
+        await expect(carried).to_have_text("row 1")
+        await expect(page.get_by_test_id("output-size")).to_have_text(
+            "search_trains, 10,517 characters, 300 lines"
+        )
         if sqlite:
             await shot(page, "inspector-session")
-        await page.get_by_test_id("outputs").get_by_role("link").first.click()
-        await page.get_by_test_id("grep").fill("TER")
-        await page.get_by_role("button", name="Grep").click()
+        # grep the output from the session page's form (INS-17, INS-5)
+        outputs = page.get_by_test_id("outputs")
+        await outputs.get_by_role("textbox", name="grep").fill("TER")
+        await outputs.get_by_role("button", name="Grep").click()
+        await expect(page.get_by_test_id("grep")).to_have_value("TER")
         match = page.locator("tr.match")
         await expect(match).to_have_count(1)
         await expect(match).to_contain_text(TIMETABLE_MATCH)
@@ -86,6 +95,8 @@ async def test_INS_9_resolve_in_write_mode_and_a_second_process_sees_it(
         await first.get_by_test_id("resolve").click()
         await expect(first.get_by_test_id("notice")).to_have_text("resolved")
         await expect(first.get_by_test_id("approvals")).to_contain_text("Pending approvals (0)")
+        await expect(first.get_by_test_id("resolved")).to_have_text("Resolved (1)")  # INS-16
+        await expect(first.get_by_test_id("approvals").locator(".resolved")).to_have_text("ap-1")
         # the second tab still shows the approval: its click finds it resolved
         await second.get_by_test_id("resolve").click()
         await expect(second.get_by_test_id("notice")).to_have_text("already-resolved")
@@ -93,6 +104,7 @@ async def test_INS_9_resolve_in_write_mode_and_a_second_process_sees_it(
         await expect(reader.get_by_test_id("approvals")).to_contain_text(
             "Pending approvals (0)", timeout=15_000
         )
+        await expect(reader.get_by_test_id("resolved")).to_have_text("Resolved (1)")
     assert errors_of(reader) == errors_of(first) == errors_of(second) == []
 
 
@@ -127,8 +139,11 @@ async def test_INS_13_hostile_content_runs_nothing_in_the_browser(
         await page.goto(server.base + "session?" + urlencode({"id": f"s{HOSTILE}"}))
         await expect(page.get_by_test_id("session-id")).to_have_text(f"s{HOSTILE}")
         await expect(page.get_by_test_id("user")).to_have_text(f"u{HOSTILE}")
-        await expect(page.locator("tr.row")).to_have_count(4)
-        await expect(page.locator("tr.hidden-row")).to_contain_text(HOSTILE)
+        await expect(page.locator("tr.row")).to_have_count(5)
+        await expect(page.get_by_test_id("resolved")).to_have_text("Resolved (1)")
+        await expect(page.get_by_test_id("output")).to_contain_text(HOSTILE)
+        await expect(page.locator("tr.hidden-row")).to_have_count(2)
+        await expect(page.locator("#row-4")).to_contain_text(HOSTILE)
         assert await page.title() != "pwned"
         assert await page.locator("img[src=x]").count() == 0
     assert errors_of(page) == []

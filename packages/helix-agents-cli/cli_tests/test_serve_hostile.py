@@ -27,6 +27,7 @@ async def test_INS_13_hostile_content_is_text_on_every_page(sqlite_url: str) -> 
             await client.get("/session/checkpoint", params={"id": SID, "cp": "cp"}),
             await client.get("/session/history", params={"id": SID, "grep": "script"}),
             await client.get("/session", params={"id": HOSTILE}),  # a 404 naming it
+            await client.get("/session/records", params={"id": SID}),
         ]
     for answer in answers:
         assert "<script>document" not in answer.text
@@ -39,6 +40,15 @@ async def test_INS_13_hostile_content_is_text_on_every_page(sqlite_url: str) -> 
     # every place of the session page: id, user, metadata, rows, hidden row, call, result,
     # approval, queued item, late answer
     assert session.count(ESCAPED) >= 10
+    # and the lists read from the dump (INS-15 … INS-17): the delivered item's key, the
+    # resolved approval's id, the output's tool name
+    for testid in ("context-items", "approvals", "outputs"):
+        for page in (session, answers[-1].text):
+            start = page.index(f'data-testid="{testid}"')
+            listing = page[start : page.index("</section>", start)]
+            assert listing.count(ESCAPED) >= 1, testid
+    assert f"<code>d{ESCAPED}" in session and f"<code>a{ESCAPED}" in session
+    assert f'data-testid="output-size">t{ESCAPED}' in session
     # the only scripts of any page are the server's own
     assert all(a.text.count("<script") == 1 for a in answers)
 

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.anyio
 
 @pytest.fixture(params=["sqlite_url", "pg_url", "redis_url"])
 async def demo(request: pytest.FixtureRequest) -> tuple[str, str]:
-    """A store holding the enriched demo session, and its output's id."""
+    """A store holding the demo session, and its output's id."""
     url: str = request.getfixturevalue(request.param)
     return url, await make_demo(url)
 
@@ -139,8 +139,8 @@ async def test_INS_3_approvals_queued_items_checkpoints_and_state(seeded: str) -
     async with inspect(seeded) as client:
         page = (await client.get("/session", params={"id": "chat"})).text
     assert "Pending approvals (1)" in page and "ap-1" in page and "book" in page
-    assert "Queued context items (1)" in page and "note-1" in page
-    assert "Queued late answers (1)" in page and "weather" in page
+    assert "Context items (1 queued, " in page and "note-1" in page
+    assert "Late answers (1 queued, " in page and "weather" in page
     assert "cp=cp-1" in page
     assert "run-1 (awaiting_approval)" in page
     assert 'data-testid="resolve"' not in page  # read-only: no action (INS-8)

@@ -16,7 +16,7 @@ RESOLVE = {"id": "demo-trip", "approval": "ap-1"}
 
 @pytest.fixture(params=["sqlite_url", "pg_url", "redis_url"])
 async def demo_url(request: pytest.FixtureRequest) -> str:
-    """A store holding the enriched demo session."""
+    """A store holding the demo session."""
     url: str = request.getfixturevalue(request.param)
     await make_demo(url)
     return url
@@ -64,7 +64,7 @@ async def test_INS_9_record_a_context_item_once_per_key(demo_url: str) -> None:
             "/session/context-item", data={**form, "kind": "nonsense", "key": "k2"}
         )
     assert 'data-testid="notice">recorded<' in first.text
-    assert "Queued context items (1)" in first.text and "note-9" in first.text
+    assert "Context items (1 queued, 1 delivered)" in first.text and "note-9" in first.text
     assert 'data-testid="notice">already-recorded<' in again.text
     assert bad.status_code == 400 and "[validation_error]" in bad.text
     async with open_store(demo_url) as store:

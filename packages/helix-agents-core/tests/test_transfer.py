@@ -24,6 +24,7 @@ from helix_agents.core.errors import StoreMisconfiguredError
 from helix_agents.core.transfer import (
     ExportFileError,
     SessionBlock,
+    dump_session,
     export_lines,
     import_lines,
     read_export,
@@ -84,6 +85,17 @@ async def test_EXP_2_an_engine_without_dump_refuses_before_the_first_line() -> N
     lines = export_lines(store, ["s1"], whole_store=True)
     with pytest.raises(StoreMisconfiguredError):
         await lines.__anext__()
+
+
+async def test_EXP_2_dump_session_reads_one_sessions_records_as_data() -> None:
+    store = await _source()
+    dump = await dump_session(store, "s1")
+    assert dump is not None
+    assert len(dump.snapshot.rows) == 3 and list(dump.run_ids) == ["r1"]
+    assert [(ref.key, text) for ref, text in dump.outputs] == [("o1", "one\ntwo\n")]
+    assert await dump_session(store, "gone") is None
+    with pytest.raises(ValidationError):  # a store not built on StoreBase: no engine
+        await dump_session(object(), "s1")  # type: ignore[arg-type]
 
 
 async def test_EXP_3_maps_are_written_once_and_merged_key_by_key() -> None:

@@ -1,4 +1,6 @@
-"""``demo``: a small session in a store, to try the other commands on."""
+"""``demo``: a small session in a store, to try the other commands on: rows, a delivered
+context row, a tool call whose result is offloaded, a compaction, two checkpoints and a
+pending approval (docs/cli.md)."""
 
 from __future__ import annotations
 
@@ -12,23 +14,44 @@ from helix_agents.core import (
     MessageCommit,
     PendingApproval,
     StartRun,
+    StateStoreError,
     StoredContextItem,
     open_store,
 )
 from helix_agents.core.backend import redact_url
+from helix_agents.core.context import Compaction, ContextStore, offload_summary
 
 from ._render import out_console
 
-__all__ = ["DEMO_SESSION", "DEMO_USER", "write_demo"]
+__all__ = [
+    "DEMO_SESSION",
+    "DEMO_SUMMARY",
+    "DEMO_USER",
+    "TIMETABLE_MATCH",
+    "timetable",
+    "write_demo",
+]
 
 DEMO_USER = "demo-user"
 DEMO_SESSION = "demo-trip"
+DEMO_SUMMARY = "The user wants Lyon on Friday; the 9:04 TGV was proposed."
+TIMETABLE_MATCH = "TER 17305"
 
 
-async def write_demo(url: str) -> None:
-    """Create (or re-create) the demo session in the store at ``url`` and say what to try."""
+def timetable() -> str:
+    """The offloaded tool output: 300 lines of trains, line 124 the cheap TER."""
+    lines = [f"{6 + i // 30:02}:{i % 60:02} TGV {6600 + i} Paris → Lyon 89 EUR" for i in range(300)]
+    lines[123] = f"07:02 {TIMETABLE_MATCH} Paris-Bercy → Lyon Part-Dieu 29 EUR"
+    return "\n".join(lines) + "\n"
+
+
+async def write_demo(url: str) -> str:
+    """Create (or re-create) the demo session in the store at ``url`` and say what to try;
+    the id of its offloaded output."""
     now = datetime.now(UTC)
     async with open_store(url) as store:
+        if not isinstance(store, ContextStore):
+            raise StateStoreError(f"{type(store).__name__} does not store tool outputs")
         await store.delete_session(DEMO_SESSION)
         await store.create_session(DEMO_SESSION, user_id=DEMO_USER, metadata={"title": "Lyon"})
         memory = ContextItem(kind="memory", content="prefers trains", memory_ids=["m-1"])
@@ -57,6 +80,48 @@ async def write_demo(url: str) -> None:
                 created_at=now,
             ),
         )
+        # a tool call whose long result is offloaded, its row a summary naming the output
+        ref = await store.store_output(DEMO_SESSION, timetable(), tool_name="search_trains")
+        search = {"name": "search_trains", "arguments": '{"to": "Lyon", "day": "Friday"}'}
+        book = {"name": "book_train", "arguments": '{"train": "TGV 9:04"}'}
+        await store.append_messages(
+            DEMO_SESSION,
+            MessageCommit(
+                messages=(
+                    ChatMessage(role="user", content="Is there a cheaper train?"),
+                    ChatMessage(
+                        role="assistant",
+                        content=None,
+                        tool_calls=[{"id": "call-7", "type": "function", "function": search}],
+                    ),
+                    ChatMessage(
+                        role="tool",
+                        content=offload_summary(ref),
+                        tool_call_id="call-7",
+                        name="search_trains",
+                    ),
+                    ChatMessage(role="assistant", content="The 7:02 TER costs 29 EUR."),
+                    # the call the approval holds back
+                    ChatMessage(
+                        role="assistant",
+                        content=None,
+                        tool_calls=[{"id": "call-1", "type": "function", "function": book}],
+                    ),
+                ),
+            ),
+        )
+        # the window starts at the second question; the first exchange is summarised
+        await store.record_compaction(DEMO_SESSION, Compaction(boundary=3, summary=DEMO_SUMMARY))
+        await store.save_checkpoint(
+            DEMO_SESSION,
+            Checkpoint(
+                checkpoint_id="cp-2",
+                run_id="run-1",
+                message_count=8,
+                state={"step": "compare", "options": ["TGV 9:04", "TER 7:02"]},
+                created_at=now,
+            ),
+        )
         await store.add_pending_approvals(
             DEMO_SESSION,
             [
@@ -78,5 +143,7 @@ async def write_demo(url: str) -> None:
         f"show {shown} {DEMO_SESSION}",
         f"stats {shown} --user {DEMO_USER}",
         f"export {shown} {DEMO_SESSION} > demo.jsonl",
+        f"serve {shown}",
     ):
         console.print(f"  helix-store {command}", markup=False, soft_wrap=True)
+    return ref.output_id

@@ -1,5 +1,7 @@
 """Live updates of a session page: a server-sent event stream fed by polling the store
-once a second, on every backend (docs/inspector.md, INS-7)."""
+once a second, on every backend (docs/inspector.md, INS-7). No backend's notification:
+sending one from every commit would cost every writer for a page few have open
+(docs/decisions.md)."""
 
 from __future__ import annotations
 

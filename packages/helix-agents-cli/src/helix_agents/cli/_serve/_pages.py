@@ -1,5 +1,5 @@
-"""The read-only pages: sessions, a session, a checkpoint, an output, a history search
-(docs/inspector.md, INS-1 … INS-6, INS-14)."""
+"""The read-only pages: sessions, a session, its records, a checkpoint, an output, a
+history search (docs/inspector.md, INS-1 … INS-6, INS-14 … INS-18)."""
 
 from __future__ import annotations
 
@@ -24,12 +24,14 @@ from helix_agents.core.models import ListedSession
 from ._diff import diff
 from ._inspector import inspector_of, render
 from ._langgraph import decoded_state
+from ._records import Records, full_records, pending_records
 from ._transcript import output_ids, transcript
 
 __all__ = [
     "checkpoint_page",
     "history_page",
     "output_page",
+    "records_page",
     "session_page",
     "sessions_page",
     "window_page",
@@ -39,8 +41,8 @@ SESSIONS_PAGE = 50
 ROWS_PAGE = 100
 CHECKPOINTS_SHOWN = 20
 OUTPUT_LINES = 200
-# get_window reads every row from the window start on: above this many rows the session
-# page links to the window page instead of reading it (INS-14).
+# get_window reads every row from the window start on, dump_session every row: above this
+# many rows the session page links to the window and records pages instead (INS-14, INS-18).
 WINDOW_INLINE_ROWS = 10_000
 
 
@@ -94,6 +96,17 @@ def _session_id(request: Request) -> str:
     return sid
 
 
+async def _records(store: SessionStateStore, sid: str, named: list[str]) -> Records:
+    records = await full_records(store, sid, named)
+    if records is None:  # deleted since its head was read
+        raise SessionNotFoundError(f"session {sid!r} does not exist", session_id=sid)
+    return records
+
+
+async def _nothing() -> None:
+    return None
+
+
 async def _queued(store: SessionStateStore, s: ListedSession) -> int:
     items, answers = await asyncio.gather(
         store.list_undelivered_context_items(s.id), store.list_undelivered_late_answers(s.id)
@@ -142,11 +155,11 @@ async def session_page(request: Request) -> Response:
     page = await store.page_messages(sid, limit=ROWS_PAGE, cursor=cursor, order="asc")
     rows = transcript(start, page.messages)
     context = _context_store(store)
-    window = await context.get_window(sid) if count <= WINDOW_INLINE_ROWS else None
-    approvals, items, answers, checkpoints, state = await asyncio.gather(
-        store.list_pending_approvals(sid),
-        store.list_undelivered_context_items(sid),
-        store.list_undelivered_late_answers(sid),
+    inline = count <= WINDOW_INLINE_ROWS
+    named = output_ids(rows)
+    window, records, checkpoints, state = await asyncio.gather(
+        context.get_window(sid) if inline else _nothing(),
+        _records(store, sid, named) if inline else pending_records(store, sid, named),
         store.page_checkpoints(sid, limit=CHECKPOINTS_SHOWN),
         store.get_scoped_state("session", sid),
     )
@@ -164,18 +177,25 @@ async def session_page(request: Request) -> Response:
         older=max(0, start - ROWS_PAGE) if start else None,
         newer=start + ROWS_PAGE if start + ROWS_PAGE < count else None,
         window=window,
-        approvals=approvals,
-        awaiting={a.tool_call_id: a.approval_id for a in approvals},
-        items=items,
-        answers=answers,
+        records=records,
+        awaiting={a.tool_call_id: a.approval_id for a in records.approvals},
         checkpoints=checkpoints,
         state=state,
         user_state=user_state,
         app=app or "",
         app_state=app_state,
-        outputs=output_ids(rows),
         notice=_param(request, "notice"),
     )
+
+
+async def records_page(request: Request) -> Response:
+    """Every approval, context item, late answer and output of a session, read in full
+    whatever its length (INS-18)."""
+    store = inspector_of(request).store
+    sid = _session_id(request)
+    info = await _session(store, sid)
+    records = await _records(store, sid, [])
+    return render(request, "records.html", info=info, records=records)
 
 
 async def window_page(request: Request) -> Response:

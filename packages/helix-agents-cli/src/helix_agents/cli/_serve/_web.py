@@ -56,6 +56,7 @@ def inspector_app(store: SessionStateStore, *, url: str, write: bool) -> Starlet
         Route("/", _pages.sessions_page),
         # Ids travel in the query string: a session or checkpoint id may hold any character.
         Route("/session", _pages.session_page),
+        Route("/session/records", _pages.records_page),
         Route("/session/window", _pages.window_page),
         Route("/session/checkpoint", _pages.checkpoint_page),
         Route("/session/output", _pages.output_page),

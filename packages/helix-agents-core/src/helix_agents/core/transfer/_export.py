@@ -6,13 +6,25 @@ from collections.abc import AsyncIterator, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+from ..dumps import SessionDump
 from ..errors import session_not_found
 from ..protocol import SessionStateStore
 from ..seam import Engine
 from ._records import FORMAT, VERSION, dumps, map_record, session_records
 from ._restore import engine_of
 
-__all__ = ["export_lines"]
+__all__ = ["dump_session", "export_lines"]
+
+
+async def dump_session(store: SessionStateStore, session_id: str) -> SessionDump | None:
+    """Every record the store holds of one session, read at one version (DMP-1): what an
+    export writes of it, as data (queued and delivered items, resolved approvals, outputs
+    with their text); ``None`` if the session does not exist. Reads every row: a caller
+    showing a long session reads its pages instead. A store whose engine cannot dump
+    refuses with :class:`~helix_agents.core.errors.StoreMisconfiguredError`, a store not
+    built on ``StoreBase`` with :class:`~helix_agents.core.ValidationError`."""
+    engine = await engine_of(store)
+    return await engine.dump(session_id)
 
 
 async def export_lines(
