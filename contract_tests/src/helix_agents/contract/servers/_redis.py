@@ -105,12 +105,17 @@ class RedisServers:
         workdir = self.root / str(port)
         workdir.mkdir(exist_ok=True)
         args = ["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
-        ready = f"redis://{'' if password is None else f':{password}@'}127.0.0.1:{port}"
+        auth = "" if password is None else f":{password}@"
+        ready = f"redis://{auth}127.0.0.1:{port}"
         if tls is not None:
             args += ["--port", "0", "--tls-port", str(port), "--tls-auth-clients", "no"]
             args += ["--tls-cert-file", str(tls.cert), "--tls-key-file", str(tls.key)]
             args += ["--tls-ca-cert-file", str(tls.ca)]
-            ready = tls.url(port)
+            # With a client certificate, for a server started with ``--tls-auth-clients yes``.
+            ready = (
+                f"rediss://{auth}127.0.0.1:{port}/0?ssl_ca_certs={tls.ca}"
+                f"&ssl_certfile={tls.cert}&ssl_keyfile={tls.key}"
+            )
         if password is not None:
             args += ["--requirepass", password]
         proc = subprocess.Popen(
