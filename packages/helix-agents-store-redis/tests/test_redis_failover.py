@@ -92,6 +92,7 @@ def _hello(commit_id: str) -> MessageCommit:
         ("redis+sentinel://127.0.0.1/helix?sentinel_ssl=sure", "sentinel_ssl='sure'"),
         ("redis+sentinel://127.0.0.1/helix?bogus_option=1", "'bogus_option'"),
         ("redis+sentinel://127.0.0.1/helix?max_connections=many", "max_connections='many'"),
+        ("redis+sentinel://127.0.0.1/helix?ssl=true&ssl_cert_reqs=sometimes", "Flag: sometimes"),
     ],
 )
 def test_FO_1_malformed_sentinel_url(url: str, named: str) -> None:

@@ -12,6 +12,7 @@ from redis.asyncio.cluster import ClusterNode
 from redis.asyncio.connection import URL_QUERY_ARGUMENT_PARSERS, to_bool
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
+from redis.exceptions import RedisError
 
 from helix_agents.core import ValidationError
 from helix_agents.core.backend import check_userinfo, redact_url
@@ -122,7 +123,8 @@ def _check_query(query: str, shown: str) -> None:
 def _checked(build: Callable[[], T], shown: str) -> T:
     try:
         return build()
-    except OPTION_ERRORS as exc:
+    # RedisError: redis-py's own check of an option's value (ssl_cert_reqs), made with no I/O.
+    except (*OPTION_ERRORS, RedisError) as exc:
         unknown = _UNKNOWN.search(str(exc)) if isinstance(exc, TypeError) else None
         reason = (
             f"unknown option {unknown.group(1)!r} (neither the store's: "

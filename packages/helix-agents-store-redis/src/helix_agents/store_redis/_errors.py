@@ -43,8 +43,12 @@ def driver_error(
     write: bool,
     where: str = "Redis",
     opening: bool = False,
+    tls_hint: str = "rediss://",
 ) -> StoreUnavailableError | StoreMisconfiguredError:
     """The core error for driver exception ``exc``; raise it ``from exc``.
+
+    ``tls_hint`` is the setting that turns TLS on, named when a server hung up on the
+    handshake while ``opening``.
 
     StoreMisconfiguredError when retrying cannot fix it (authentication, ACL, no
     such database, TLS, not a Redis server, and, while ``opening``, a setting the
@@ -70,7 +74,7 @@ def driver_error(
         detail += (
             " (during the handshake: are the nodes Redis servers, and do they want TLS (ssl=true)?)"
             if isinstance(exc, RedisClusterException)
-            else " (during the handshake: is it a Redis server, and does it want rediss://?)"
+            else f" (during the handshake: is it a Redis server, and does it want {tls_hint}?)"
         )
     return StoreUnavailableError(
         f"{prefix}{where} {what}: {detail}",

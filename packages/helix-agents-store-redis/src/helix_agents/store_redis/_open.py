@@ -10,6 +10,7 @@ from typing import Any
 from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.connection import SSLConnection
 from redis.asyncio.retry import Retry
+from redis.asyncio.sentinel import MasterNotFoundError
 from redis.backoff import NoBackoff
 from redis.exceptions import ResponseError
 
@@ -19,7 +20,7 @@ from helix_agents.core.errors import StoreMisconfiguredError
 from ._client import OPTION_ERRORS
 from ._errors import DRIVER_ERRORS, driver_error
 from ._scripts import Scripts
-from ._sentinel import sentinel_managed
+from ._sentinel import sentinel_failure, sentinel_managed
 from ._wait import ReplicaWait
 
 __all__ = ["open_scripts"]
@@ -54,6 +55,18 @@ async def open_scripts(
                     )
         await loading
     except DRIVER_ERRORS as exc:
+        found = await sentinel_failure(client) if isinstance(exc, MasterNotFoundError) else None
+        if found is not None:
+            # The Sentinel's own error (a TLS or password failure, ...), not redis-py's summary.
+            address, cause = found
+            raise driver_error(
+                cause,
+                None,
+                write=False,
+                where=f"{where}: Sentinel {address}",
+                opening=True,
+                tls_hint="TLS (ssl=true or sentinel_ssl=true)",
+            ) from cause
         raise driver_error(exc, None, write=False, where=where, opening=True) from exc
     except OPTION_ERRORS as exc:
         # A redis-py option of the wrong type or value, found by the first connection.

@@ -5,7 +5,8 @@ the userinfo authenticates to the master; ``sentinel_username``/``sentinel_passw
 to the Sentinels; ``ssl`` and the ``ssl_*`` options go to both (``sentinel_ssl``
 overrides ``ssl`` for the Sentinels); any other query option goes to the master's
 connections. Each new connection asks the Sentinels where the master is, so a
-client finds a promoted master by itself (FO-2).
+client finds a promoted master by itself (FO-2). When no Sentinel named the master,
+:func:`sentinel_failure` asks each one again to find out why (TLS, a password).
 """
 
 from __future__ import annotations
@@ -19,11 +20,14 @@ from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool
 
 from helix_agents.core import ValidationError
 
+from ._errors import DRIVER_ERRORS, misconfiguration
+
 __all__ = [
     "SENTINEL_PORT",
     "SENTINEL_SCHEME",
     "close_sentinels",
     "sentinel_client",
+    "sentinel_failure",
     "sentinel_managed",
 ]
 
@@ -96,6 +100,32 @@ async def close_sentinels(client: Redis | RedisCluster) -> None:
     """Close the Sentinel clients behind ``client``, if it is a Sentinel-managed one."""
     if isinstance(client, Redis) and isinstance(client.connection_pool, SentinelConnectionPool):
         await client.connection_pool.sentinel_manager.aclose()
+
+
+async def sentinel_failure(client: Redis | RedisCluster) -> tuple[str, BaseException] | None:
+    """Why the Sentinels behind ``client`` named no master, when they fail to answer: the
+    ``host:port`` and the error of the first Sentinel that refuses for a reason retrying
+    cannot fix (TLS, authentication), else of the first one, if none answers; else ``None``.
+
+    redis-py's lookup folds each Sentinel's error into one ``MasterNotFoundError`` message:
+    a PING on each Sentinel client gets the error itself, with its cause.
+    """
+    if not (
+        isinstance(client, Redis) and isinstance(client.connection_pool, SentinelConnectionPool)
+    ):
+        return None
+    sentinels = client.connection_pool.sentinel_manager.sentinels
+    failures: list[tuple[str, BaseException]] = []
+    for sentinel in sentinels:
+        try:
+            await sentinel.ping()
+        except DRIVER_ERRORS as exc:
+            settings = sentinel.connection_pool.connection_kwargs
+            failures.append((f"{settings.get('host')}:{settings.get('port')}", exc))
+    refused = [f for f in failures if misconfiguration(f[1], opening=True) is not None]
+    if refused:
+        return refused[0]
+    return failures[0] if failures and len(failures) == len(sentinels) else None
 
 
 def _address(host_port: str, shown: str) -> tuple[str, int]:
