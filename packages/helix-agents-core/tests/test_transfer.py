@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, Literal
 
 import pytest
 
@@ -247,12 +247,10 @@ async def test_EXP_9_an_interrupted_import_resumes_where_it_stopped() -> None:
 class _Lossy(MemoryEngine):
     """An engine that does not store outputs."""
 
-    async def apply(
-        self, session_id: str, version: int, changes: Changes, want: Want
-    ) -> Refused | Snapshot:
-        return await super().apply(
-            session_id, version, dataclasses.replace(changes, output=None), want
-        )
+    async def restore(
+        self, new: NewSession, plans: Sequence[Changes]
+    ) -> Literal["created", "exists"]:
+        return await super().restore(new, [dataclasses.replace(c, output=None) for c in plans])
 
 
 async def test_EXP_10_a_target_that_does_not_store_a_record_is_refused() -> None:
@@ -265,8 +263,10 @@ async def test_EXP_10_a_target_that_does_not_store_a_record_is_refused() -> None
 
 
 class _Busy(MemoryEngine):
-    """An engine on which another writer lands between the import's first two writes."""
+    """An engine that writes a session in steps (core's default ``restore``), on which
+    another writer lands between the import's first two writes."""
 
+    restore = Engine.restore
     applied = 0
 
     async def apply(

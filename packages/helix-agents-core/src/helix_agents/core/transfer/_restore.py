@@ -166,38 +166,49 @@ async def restore_session(engine: Engine, dump: SessionDump) -> Outcome:
     found = await engine.snapshot(sid, _HEAD)
     if found is None:
         new = NewSession(sid, snap.user_id, snap.created_at, dict(snap.metadata), version=first)
-        if await engine.create(new) == "created":
-            done, outcome = 0, "written"
-        else:
-            found = await engine.snapshot(sid, _HEAD)
-    if found is not None:
-        done = found.version - first
-        if not 0 <= done <= len(plans):
-            if await _same(engine, dump):
-                return "present"
-            raise SessionExistsError(
-                f"session {sid!r} exists in the target and holds other records than the "
-                "file's; nothing was written to it (delete it there, or import elsewhere)",
-                session_id=sid,
-            )
-        outcome = "present" if done == len(plans) else "resumed"
+        if await engine.restore(new, [plan() for plan in plans]) == "created":
+            return await _read_back(engine, dump, "written")
+        found = await engine.snapshot(sid, _HEAD)
+        if found is None:
+            raise _conflict(sid)
+    # Found: imported whole already, or partly by an engine whose restore is not atomic.
+    done = found.version - first
+    if not 0 <= done <= len(plans):
+        if await _same(engine, dump):
+            return "present"
+        raise SessionExistsError(
+            f"session {sid!r} exists in the target and holds other records than the "
+            "file's; nothing was written to it (delete it there, or import elsewhere)",
+            session_id=sid,
+        )
+    outcome: Outcome = "present" if done == len(plans) else "resumed"
     version = first + done
     for plan in plans[done:]:
         moved = await engine.apply(sid, version, plan(), _HEAD)
         if isinstance(moved, Refused):
-            raise ConcurrencyConflictError(
-                f"session {sid!r} was written by someone else during its import; "
-                "import again once it is idle",
-                session_id=sid,
-            )
+            raise _conflict(sid)
         version += 1
+    return await _read_back(engine, dump, outcome)
+
+
+def _conflict(sid: str) -> ConcurrencyConflictError:
+    return ConcurrencyConflictError(
+        f"session {sid!r} was written by someone else during its import; "
+        "import again once it is idle",
+        session_id=sid,
+    )
+
+
+async def _read_back(engine: Engine, dump: SessionDump, outcome: Outcome) -> Outcome:
+    """``outcome``, once the session in ``engine`` reads back as ``dump`` (EXP-10)."""
     if not await _same(engine, dump):
+        sid = dump.snapshot.session_id
         raise ValidationError(
             f"session {sid!r}: the target does not read back what the file holds "
             "(its engine did not store every record, docs/export.md EXP-10)",
             session_id=sid,
         )
-    return outcome  # type: ignore[return-value]
+    return outcome
 
 
 async def _same(engine: Engine, dump: SessionDump) -> bool:
