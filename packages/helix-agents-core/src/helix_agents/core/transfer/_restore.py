@@ -1,10 +1,10 @@
 """Writing a :class:`SessionDump` into any store through its engine (EXP-8..EXP-11).
 
-A session is written as a fixed sequence of plans (:func:`plans_of`), each one
-atomic ``apply``. Its first version is not random but derived from its records
-(:func:`first_version_of`), so the version of a session found in the target says how
-many of the plans already landed: an interrupted import continues where it stopped,
-a complete one is skipped, and a session that is not this file's is refused.
+A session is a fixed list of plans (:func:`plans_of`), written by the engine's
+``restore`` in one atomic write. Its first version is not random but derived from its
+records (:func:`first_version_of`), so the version of a session found in the target
+says whether it is this file's, complete (or, on an engine that writes it in steps, how
+many plans landed: the import continues there); any other is refused.
 """
 
 from __future__ import annotations

@@ -199,9 +199,11 @@ elseif op == 'create' then
   return 'created'
 elseif op == 'restore' then -- a session and its import's plans, whole (docs/export.md, EXP-11)
   if redis.call('EXISTS', META) == 1 then return 'exists' end
-  -- Only fresh keys are written, so no command below can fail half-way.
-  for i = 1, NKEYS do
-    if redis.call('EXISTS', KEYS[i]) == 1 then return {'stray', KEYS[i]} end
+  -- Only absent keys are written, so no command below can fail half-way (a script's
+  -- writes are not rolled back). A journal may outlive its session: not written here.
+  for _, key in ipairs({ROWS, Q, QD, APPR, DONE, CKPT, CKPTN, CKPTL, RUNS, CMT, CMTN, OUT,
+                        CMP, ARCH, SCS}) do
+    if redis.call('EXISTS', key) == 1 then return {'stray', key} end
   end
   local s, plans = cjson.decode(ARGV[6]), cjson.decode(ARGV[7])
   create(s, 0)
