@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 import pytest
@@ -112,6 +112,27 @@ async def test_EXP_3_maps_are_written_once_and_merged_key_by_key() -> None:
     assert report.maps == 1
     assert await target.get_scoped_state("app", "app1") == {"a": 1, "b": 2, "c": 3}
     assert await _ids(target) == ["s1", "s2", "s3", "t"]  # the map's own session is gone
+
+
+class _MapsReadOnlyError(Exception):
+    pass
+
+
+class _MapsRefused(MemoryEngine):
+    """An engine whose app and user maps refuse every write."""
+
+    def _merge_shared(self, key: tuple[str, str], values: Mapping[str, Any]) -> None:
+        raise _MapsReadOnlyError
+
+
+async def test_EXP_3_the_session_of_a_map_write_is_removed_when_the_write_fails() -> None:
+    lines = await _lines(await _source())
+    data = MemoryData()
+    target = MemoryStateStore(data)
+    target.engine = _MapsRefused(data)
+    with pytest.raises(_MapsReadOnlyError):
+        await import_lines(target, lambda: iter(lines), "f")
+    assert await _ids(target) == ["s1", "s2"]  # no helix-import-<hex> left behind
 
 
 async def test_EXP_4_ids_times_and_indexes_come_back_as_written() -> None:
