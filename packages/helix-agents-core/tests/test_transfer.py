@@ -310,3 +310,17 @@ async def test_EXP_12_a_session_written_during_its_import_is_a_conflict() -> Non
     with pytest.raises(ConcurrencyConflictError) as refused:
         await import_lines(target, lambda: iter(lines), "f")
     assert refused.value.session_id == "s1"
+
+
+async def test_EXP_8_a_session_written_without_a_record_of_its_own_keeps_its_activity() -> None:
+    source = MemoryStateStore()
+    await source.create_session("s1")
+    # Its only write goes to an app map (as an ADK session's first state change can).
+    delta = ScopedStateDelta(scope="app", owner="app1", changes={"a": 1})
+    await source.append_messages("s1", MessageCommit(messages=(), scoped_state=(delta,)))
+    info = await source.get_session("s1")
+    assert info is not None and info.last_activity_at != info.created_at
+    lines = await _lines(source, ("s1",))
+    target = MemoryStateStore()
+    assert (await import_lines(target, lambda: iter(lines), "f")).written == ["s1"]
+    assert (await _lines(target, ("s1",)))[1:] == lines[1:]

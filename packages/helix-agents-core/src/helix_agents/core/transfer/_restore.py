@@ -153,6 +153,10 @@ def plans_of(dump: SessionDump) -> list[Plan]:
     scoped = {("session", sid): dict(snap.session_scoped)} if snap.session_scoped else {}
     if scoped or snap.preserved:
         plans.append(partial(Changes, at, scoped=scoped, preserve=snap.preserved))
+    if not plans and at != snap.created_at:
+        # A session written without a record of its own (an ADK session whose only
+        # write was to app or user state) still carries its last activity.
+        plans.append(partial(Changes, at))
     return plans
 
 
