@@ -109,7 +109,12 @@ async def examples_next_turn(store: SessionStateStore, url: str) -> None:
 
 async def _demo_turn(store: SessionStateStore) -> None:
     demo = example("agent_loop")
-    sid = "trip-1"
+    # trip-1, or trip-2 when another example made a session of ada's first
+    sid = next(
+        s.id
+        for s in (await store.list_all_sessions(first=50)).sessions
+        if s.metadata == {"title": "Weekend in Lyon"}
+    )
     assert await store.resolve_approval(sid, "approve-train") == "already-resolved"
     question = ChatMessage(role="user", content="And the weather on Sunday?")
     await store.append_messages(
