@@ -12,6 +12,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from agents import Agent, RunConfig, Runner
+from agents.testing import ModelStep, ScriptedModel
+from google.adk.agents import LlmAgent
 from google.adk.runners import Runner as AdkRunner
 from google.genai import types
 
@@ -165,16 +168,11 @@ async def _adk_turn(store: SessionStateStore) -> None:
         assert after.state[key] == before.state[key]
 
 
-def _adk_agent(adk: ModuleType) -> Any:
-    from google.adk.agents import LlmAgent
-
+def _adk_agent(adk: ModuleType) -> LlmAgent:
     return LlmAgent(name="planner", model=adk.ScriptedModel(), tools=[adk.remember_city])
 
 
 async def _openai_turn(store: SessionStateStore) -> None:
-    from agents import Agent, Runner
-    from agents.testing import ModelStep, ScriptedModel
-
     oa = example("openai_agents_chat")
     session = HelixSession(oa.SESSION, store, user_id=oa.USER)
     before = await session.get_items()
@@ -183,7 +181,9 @@ async def _openai_turn(store: SessionStateStore) -> None:
         model=ScriptedModel([ModelStep.respond(oa.reply)]),
         tools=[oa.get_weather],
     )
-    result = await Runner.run(agent, "What did I ask you?", session=session)
+    # As the example does: no trace leaves the machine (per run, not process-wide).
+    config = RunConfig(tracing_disabled=True)
+    result = await Runner.run(agent, "What did I ask you?", session=session, run_config=config)
     assert "You have asked me 3 things" in str(result.final_output)
     after = await session.get_items()
     assert after[: len(before)] == before and len(after) == len(before) + 2
