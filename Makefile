@@ -68,6 +68,14 @@ inspector-screenshots: $(SYNCED) ## Retake docs/img/inspector-*.png (needs /usr/
 long-run: $(SYNCED) ## Run the context-strategies walk-through on ./helix-long-run.db (SQLite)
 	$(UV) run python examples/long_run.py
 
+# EXP-14 (docs/export.md): a generated export file of TRANSFER_MB megabytes imported into
+# SQLite and exported again by helix-store, each command's peak memory measured.
+TRANSFER_MB ?= 1024
+.PHONY: transfer-1gb
+transfer-1gb: $(SYNCED) ## Import and export a 1 GB file; print each command's peak memory (~10 min)
+	cd packages/helix-agents-cli && $(UV) run python -m cli_tests.transfer_memory --mb $(TRANSFER_MB) --dir $(CURDIR)/.transfer-1gb
+	rm -rf .transfer-1gb
+
 # The benchmarks need the bench group (the alternatives) and the local Postgres and
 # Redis (HELIX_POSTGRES_URL / HELIX_REDIS_URL to point elsewhere). BENCH_ARGS adds options,
 # e.g. BENCH_ARGS="--wait-quiet 600" to wait for other test runs to finish first.
@@ -101,8 +109,8 @@ dist: $(UV) ## Build every distribution's wheel into dist/
 
 .PHONY: clean
 clean: ## Remove the environment, caches and build output
-	rm -rf .venv .tools .nox .mypy_cache .ruff_cache .pytest_cache .hypothesis site dist
+	rm -rf .venv .tools .nox .mypy_cache .ruff_cache .pytest_cache .hypothesis site dist .transfer-1gb
 
 .PHONY: help
 help: ## Show this help
-	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'

@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -104,3 +104,39 @@ async def seeded(request: pytest.FixtureRequest) -> str:
     url: str = request.getfixturevalue(request.param)
     await seed(url)
     return url
+
+
+Fresh = Callable[[str], str]
+
+
+@pytest.fixture
+async def fresh(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[Fresh]:
+    """``fresh(backend)``: the URL of an empty store on ``backend``, dropped after the test."""
+    schemas: list[str] = []
+    prefixes: list[str] = []
+
+    def make(backend: str) -> str:
+        name = uuid.uuid4().hex[:12]
+        if backend == "memory":
+            return f"memory://matrix-{name}"
+        if backend == "sqlite":
+            return f"sqlite:///{tmp_path / f'{name}.db'}"
+        if backend == "postgres":
+            schemas.append(f"helix_mx_{name}")
+            server: str = request.getfixturevalue("pg_server")
+            return with_option(server, "schema", schemas[-1])
+        prefixes.append(f"helix-mx-{name}")
+        return with_option(request.getfixturevalue("helix_redis_url"), "key_prefix", prefixes[-1])
+
+    yield make
+    if schemas:
+        with psycopg.connect(request.getfixturevalue("pg_server"), autocommit=True) as conn:
+            for schema in schemas:
+                conn.execute(
+                    sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema))
+                )
+    if prefixes:
+        with redis.Redis.from_url(request.getfixturevalue("helix_redis_url")) as client:
+            for prefix in prefixes:
+                for key in client.scan_iter(match=f"{prefix}*"):
+                    client.delete(key)

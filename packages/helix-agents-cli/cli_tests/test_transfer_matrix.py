@@ -4,15 +4,9 @@ public API, then read back whole and continued (docs/export.md)."""
 from __future__ import annotations
 
 import itertools
-import uuid
-from collections.abc import AsyncIterator, Callable
-from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
-import redis
-from psycopg import sql
 
 from helix_agents.contract.rules_context import ctx
 from helix_agents.core import (
@@ -26,7 +20,7 @@ from helix_agents.core import (
 from helix_agents.core.messages import dump_message
 from helix_agents.core.transfer import export_lines, import_lines
 
-from .conftest import with_option
+from .conftest import Fresh
 from .corpus import LONG_OUTPUT, build_corpus
 from .corpus_adk import adk_next_turn, adk_view
 from .corpus_graphs import graph_next_turn, graph_view
@@ -36,40 +30,6 @@ pytestmark = pytest.mark.anyio
 
 BACKENDS = ("memory", "sqlite", "postgres", "redis")
 CORE_IDS = ["chat", "ctx", "orphan", "other", "quiet"]
-Fresh = Callable[[str], str]
-
-
-@pytest.fixture
-async def fresh(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[Fresh]:
-    """``fresh(backend)``: the URL of an empty store on ``backend``, dropped after the test."""
-    schemas: list[str] = []
-    prefixes: list[str] = []
-
-    def make(backend: str) -> str:
-        name = uuid.uuid4().hex[:12]
-        if backend == "memory":
-            return f"memory://matrix-{name}"
-        if backend == "sqlite":
-            return f"sqlite:///{tmp_path / f'{name}.db'}"
-        if backend == "postgres":
-            schemas.append(f"helix_mx_{name}")
-            server: str = request.getfixturevalue("pg_server")
-            return with_option(server, "schema", schemas[-1])
-        prefixes.append(f"helix-mx-{name}")
-        return with_option(request.getfixturevalue("helix_redis_url"), "key_prefix", prefixes[-1])
-
-    yield make
-    if schemas:
-        with psycopg.connect(request.getfixturevalue("pg_server"), autocommit=True) as conn:
-            for schema in schemas:
-                conn.execute(
-                    sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema))
-                )
-    if prefixes:
-        with redis.Redis.from_url(request.getfixturevalue("helix_redis_url")) as client:
-            for prefix in prefixes:
-                for key in client.scan_iter(match=f"{prefix}*"):
-                    client.delete(key)
 
 
 def _options(url: str) -> dict[str, Any]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Literal
 
 import pytest
 
@@ -124,6 +124,27 @@ async def test_EXP_3_maps_are_written_once_and_merged_key_by_key() -> None:
     assert report.maps == 1
     assert await target.get_scoped_state("app", "app1") == {"a": 1, "b": 2, "c": 3}
     assert await _ids(target) == ["s1", "s2", "s3", "t"]  # the map's own session is gone
+
+
+class _MapsReadOnlyError(Exception):
+    pass
+
+
+class _MapsRefused(MemoryEngine):
+    """An engine whose app and user maps refuse every write."""
+
+    def _merge_shared(self, key: tuple[str, str], values: Mapping[str, Any]) -> None:
+        raise _MapsReadOnlyError
+
+
+async def test_EXP_3_the_session_of_a_map_write_is_removed_when_the_write_fails() -> None:
+    lines = await _lines(await _source())
+    data = MemoryData()
+    target = MemoryStateStore(data)
+    target.engine = _MapsRefused(data)
+    with pytest.raises(_MapsReadOnlyError):
+        await import_lines(target, lambda: iter(lines), "f")
+    assert await _ids(target) == ["s1", "s2"]  # no helix-import-<hex> left behind
 
 
 async def test_EXP_4_ids_times_and_indexes_come_back_as_written() -> None:
@@ -259,12 +280,10 @@ async def test_EXP_9_an_interrupted_import_resumes_where_it_stopped() -> None:
 class _Lossy(MemoryEngine):
     """An engine that does not store outputs."""
 
-    async def apply(
-        self, session_id: str, version: int, changes: Changes, want: Want
-    ) -> Refused | Snapshot:
-        return await super().apply(
-            session_id, version, dataclasses.replace(changes, output=None), want
-        )
+    async def restore(
+        self, new: NewSession, plans: Sequence[Changes]
+    ) -> Literal["created", "exists"]:
+        return await super().restore(new, [dataclasses.replace(c, output=None) for c in plans])
 
 
 async def test_EXP_10_a_target_that_does_not_store_a_record_is_refused() -> None:
@@ -277,8 +296,10 @@ async def test_EXP_10_a_target_that_does_not_store_a_record_is_refused() -> None
 
 
 class _Busy(MemoryEngine):
-    """An engine on which another writer lands between the import's first two writes."""
+    """An engine that writes a session in steps (core's default ``restore``), on which
+    another writer lands between the import's first two writes."""
 
+    restore = Engine.restore
     applied = 0
 
     async def apply(
@@ -301,3 +322,17 @@ async def test_EXP_12_a_session_written_during_its_import_is_a_conflict() -> Non
     with pytest.raises(ConcurrencyConflictError) as refused:
         await import_lines(target, lambda: iter(lines), "f")
     assert refused.value.session_id == "s1"
+
+
+async def test_EXP_8_a_session_written_without_a_record_of_its_own_keeps_its_activity() -> None:
+    source = MemoryStateStore()
+    await source.create_session("s1")
+    # Its only write goes to an app map (as an ADK session's first state change can).
+    delta = ScopedStateDelta(scope="app", owner="app1", changes={"a": 1})
+    await source.append_messages("s1", MessageCommit(messages=(), scoped_state=(delta,)))
+    info = await source.get_session("s1")
+    assert info is not None and info.last_activity_at != info.created_at
+    lines = await _lines(source, ("s1",))
+    target = MemoryStateStore()
+    assert (await import_lines(target, lambda: iter(lines), "f")).written == ["s1"]
+    assert (await _lines(target, ("s1",)))[1:] == lines[1:]

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .checkpoint_pages import CheckpointRange
 from .context.models import OutputRef
-from .errors import StoreMisconfiguredError
+from .errors import ConcurrencyConflictError, StoreMisconfiguredError
 from .messages import ContextMessage, JsonObject, Message, dump_message_json
 from .models import (
     Checkpoint,
@@ -282,6 +282,31 @@ class Engine(ABC):
     @abstractmethod
     async def scoped_state(self, scope: str, owner: str) -> JsonObject:
         """The app or user map of scoped state, ``{}`` if never written."""
+
+    async def restore(
+        self, new: NewSession, plans: Sequence[Changes]
+    ) -> Literal["created", "exists"]:
+        """Create ``new`` and apply ``plans`` in order (the first at ``new.version``) as one
+        atomic write: a reader finds no session or all of it, and a failure leaves none
+        (docs/export.md, EXP-11). ``"exists"``: the id is taken, nothing was written.
+
+        The default is not atomic: ``create``, then one ``apply`` per plan (an import
+        stopped between them resumes, EXP-9); an engine that can write a session in one
+        transaction overrides it.
+        """
+        done = await self.create(new)
+        if done != "created":
+            return "exists"
+        version = new.version
+        for changes in plans:
+            if isinstance(await self.apply(new.session_id, version, changes, Want()), Refused):
+                raise ConcurrencyConflictError(
+                    f"session {new.session_id!r} was written by someone else during its "
+                    "import; import again once it is idle",
+                    session_id=new.session_id,
+                )
+            version += 1
+        return "created"
 
     async def dump(self, session_id: str) -> SessionDump | None:
         """Every record of the session, read at one version (docs/export.md, EXP-2);

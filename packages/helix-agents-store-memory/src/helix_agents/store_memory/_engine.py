@@ -99,6 +99,25 @@ class MemoryEngine(Engine):
             self.data.listing.add(fresh.user_id, fresh.last_activity_at, fresh.id)
         return "created"
 
+    async def restore(
+        self, new: NewSession, plans: Sequence[Changes]
+    ) -> Literal["created", "exists"]:
+        """Build the session apart, then publish it whole: readers find it only complete,
+        and a plan that fails leaves nothing (docs/export.md, EXP-11)."""
+        fresh = SessionData(
+            new.session_id, new.user_id, new.created_at, new.created_at, new.metadata, new.version
+        )
+        shared: list[tuple[tuple[str, str], Mapping[str, Any]]] = []
+        for changes in plans:
+            apply_changes(fresh, changes, lambda key, values: shared.append((key, values)))
+        with fresh.lock:
+            if self.data.sessions.setdefault(fresh.id, fresh) is not fresh:
+                return "exists"
+            self.data.listing.add(fresh.user_id, fresh.last_activity_at, fresh.id)
+            for key, values in shared:
+                self._merge_shared(key, values)
+        return "created"
+
     async def delete(self, session_id: str) -> bool:
         """Mark the session deleted; drop it from the map and the listing."""
         session = self._live(session_id)

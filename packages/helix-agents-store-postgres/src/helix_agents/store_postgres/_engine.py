@@ -18,7 +18,7 @@ from psycopg import AsyncConnection, sql
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import tuple_row
 
-from helix_agents.core import JsonObject
+from helix_agents.core import ConcurrencyConflictError, JsonObject
 from helix_agents.core.backend import (
     Changes,
     Engine,
@@ -200,6 +200,33 @@ class PostgresEngine(Engine):
         if done == "gone" or source is None:
             return Refused(None)
         return Refused(snapshot(source, (None, done, *[None] * 15), None))
+
+    async def restore(
+        self, new: NewSession, plans: Sequence[Changes]
+    ) -> Literal["created", "exists"]:
+        """``__agents_create`` and one ``__agents_apply`` per plan, in one transaction
+        (docs/export.md, EXP-11)."""
+        sid = new.session_id
+        created = (sid, new.version, new.user_id, new.created_at, json.dumps(new.metadata))
+        head = want_json(Want())
+
+        async def work(conn: AsyncConnection[Any]) -> Literal["created", "exists"]:
+            async with conn.transaction(), conn.cursor(row_factory=tuple_row) as cur:
+                await cur.execute(self._sql["create"], (*created, None, None, None))
+                if (await cur.fetchone()) != ("created",):
+                    return "exists"
+                for version, changes in enumerate(plans, new.version):
+                    params = (sid, version, changes_json(changes), head)
+                    await cur.execute(self._sql["apply"], params)
+                    row = await cur.fetchone()
+                    if row is None or row[0]:
+                        raise ConcurrencyConflictError(
+                            f"session {sid!r}: moved inside its own import's transaction",
+                            session_id=sid,
+                        )
+            return "created"
+
+        return await self.connections.on_connection("restore", work, True)
 
     async def delete(self, session_id: str) -> bool:
         """One call of ``__agents_delete``."""

@@ -254,6 +254,46 @@ class RedisEngine(Engine):
             await self.every.add(new.session_id)
         return "created"
 
+    async def restore(
+        self, new: NewSession, plans: Sequence[Changes]
+    ) -> Literal["created", "exists"]:
+        """The session and every plan in one run of lua/apply.lua (op ``restore``), which
+        writes only keys it found absent (docs/export.md, EXP-11). Plans that carry app or
+        user maps (written through the journal) take the default path."""
+        if new.clone_of is not None or any(self.journal.shared(c.scoped) for c in plans):
+            return await super().restore(new, plans)
+        sid = new.session_id
+        self._remember(sid, new.user_id)
+        head: dict[str, Any] = {"at": micros(new.created_at), "first": 0, "ui": 0, "ck": []}
+        head["md"] = _json(new.metadata)
+        if new.user_id is not None:
+            head["user"], head["ukey"] = new.user_id, self.keys.user(new.user_id)
+        encoded, rows = [], []
+        for changes in plans:
+            part = stored_rows(changes)
+            entry = json.loads(changes_json(changes, "", {}))
+            entry["n"] = len(part)
+            encoded.append(entry)
+            rows += part
+        args = self.common("restore", sid, str(new.version))
+        args += [_json(head), _json(encoded), *rows]
+        done = await self.run("apply", self._keys(sid), args, sid)
+        if done == "exists":
+            self._users.pop(sid, None)
+            return "exists"
+        if done != "created":
+            raise StoreUnavailableError(
+                f"session {sid!r}: {self.where} holds its key {done[1]!r} without the "
+                "session; nothing was written (delete the key, then import again)",
+                session_id=sid,
+                may_have_landed=False,
+            )
+        last = plans[-1].activity if plans else new.created_at
+        await self._relist(sid, new.user_id, last)
+        if self.cluster:
+            await self.every.add(sid)
+        return "created"
+
     async def delete(self, session_id: str) -> bool:
         """Remove the session's keys and listing entry, applying its journal first."""
         args = self.common("delete", session_id, "")

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from typing import Any, Literal
 
-from helix_agents.core import LateAnswer
+from helix_agents.core import ConcurrencyConflictError, LateAnswer
 from helix_agents.core.backend import (
     Changes,
     NewSession,
@@ -25,7 +26,9 @@ from helix_agents.core.backend import (
 
 from ._reads import as_snapshot, head, snapshot, to_us
 
-__all__ = ["apply", "create", "delete"]
+__all__ = ["apply", "create", "delete", "restore"]
+
+_HEAD = Want()
 
 # Every table that holds a session's records; runs stay when a session is cleared.
 _TABLES = (
@@ -223,6 +226,24 @@ def create(db: sqlite3.Connection, new: NewSession) -> Literal["created", "exist
     if new.clone_of is not None:
         db.execute(_CLONE_ROWS, (new.session_id, new.clone_of[0], count))
         db.execute(_CLONE_CHECKPOINTS, (new.session_id, new.clone_of[0], count))
+    return "created"
+
+
+def restore(
+    db: sqlite3.Connection, new: NewSession, plans: Sequence[Changes]
+) -> Literal["created", "exists"]:
+    """Insert the session and apply ``plans`` in order, in the caller's one transaction:
+    an exception rolls all of it back (docs/export.md, EXP-11)."""
+    if create(db, new) == "exists":
+        return "exists"
+    version = new.version
+    for changes in plans:
+        if isinstance(apply(db, new.session_id, version, changes, _HEAD), Refused):
+            raise ConcurrencyConflictError(
+                f"session {new.session_id!r}: moved inside its own import's transaction",
+                session_id=new.session_id,
+            )
+        version += 1
     return "created"
 
 

@@ -123,6 +123,12 @@ class SQLiteEngine(Engine):
         """Insert the session (or the clone) in one transaction."""
         return await self._write(lambda db: _writes.create(db, new))
 
+    async def restore(
+        self, new: NewSession, plans: Sequence[Changes]
+    ) -> Literal["created", "exists"]:
+        """The session and every plan in one transaction (docs/export.md, EXP-11)."""
+        return await self._write(lambda db: _writes.restore(db, new, plans))
+
     async def delete(self, session_id: str) -> bool:
         """Delete the session and everything it holds, in one transaction."""
         return await self._write(lambda db: _writes.delete(db, session_id))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -9,7 +10,7 @@ from dataclasses import dataclass, field
 from ..clock import utcnow
 from ..inprocess import SessionRecords, apply_changes, dump_of
 from ..protocol import SessionStateStore
-from ..seam import Changes, Engine, NewSession, Want
+from ..seam import Changes, Engine, NewSession
 from ._reader import ExportFileError, ScopedMap, SessionBlock, read_export
 from ._records import session_records
 from ._restore import engine_of, first_version_of, plans_of, restore_session
@@ -63,16 +64,21 @@ def check_export(lines: Iterable[str], name: str) -> int:
 
 
 async def _merge_map(engine: Engine, entry: ScopedMap) -> None:
-    """Merge an app or user map through a session made for it and deleted after (a map
-    is written only with a session's write, docs/scoped-state.md)."""
+    """Merge an app or user map through a session made for it and deleted after, even
+    when the write fails or the import is cancelled (EXP-3).
+
+    The seam has no write of a map alone: a map changes only with a session's write,
+    which is what lets Redis keep a map's writers in the session's journal
+    (docs/scoped-state.md). The file's sessions cannot carry it either: a map belongs
+    to no one session, and a session written by the import must read back as its block.
+    """
     now = utcnow()
     new = NewSession(f"helix-import-{uuid.uuid4().hex}", None, now, {})
-    await engine.create(new)
     try:
         changes = Changes(now, scoped={(entry.scope, entry.owner): entry.values})
-        await engine.apply(new.session_id, new.version, changes, Want())
+        await engine.restore(new, [changes])
     finally:
-        await engine.delete(new.session_id)
+        await asyncio.shield(engine.delete(new.session_id))
 
 
 async def import_lines(

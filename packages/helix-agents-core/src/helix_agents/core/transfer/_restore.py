@@ -1,10 +1,10 @@
 """Writing a :class:`SessionDump` into any store through its engine (EXP-8..EXP-11).
 
-A session is written as a fixed sequence of plans (:func:`plans_of`), each one
-atomic ``apply``. Its first version is not random but derived from its records
-(:func:`first_version_of`), so the version of a session found in the target says how
-many of the plans already landed: an interrupted import continues where it stopped,
-a complete one is skipped, and a session that is not this file's is refused.
+A session is a fixed list of plans (:func:`plans_of`), written by the engine's
+``restore`` in one atomic write. Its first version is not random but derived from its
+records (:func:`first_version_of`), so the version of a session found in the target
+says whether it is this file's, complete (or, on an engine that writes it in steps, how
+many plans landed: the import continues there); any other is refused.
 """
 
 from __future__ import annotations
@@ -153,6 +153,10 @@ def plans_of(dump: SessionDump) -> list[Plan]:
     scoped = {("session", sid): dict(snap.session_scoped)} if snap.session_scoped else {}
     if scoped or snap.preserved:
         plans.append(partial(Changes, at, scoped=scoped, preserve=snap.preserved))
+    if not plans and at != snap.created_at:
+        # A session written without a record of its own (an ADK session whose only
+        # write was to app or user state) still carries its last activity.
+        plans.append(partial(Changes, at))
     return plans
 
 
@@ -166,38 +170,49 @@ async def restore_session(engine: Engine, dump: SessionDump) -> Outcome:
     found = await engine.snapshot(sid, _HEAD)
     if found is None:
         new = NewSession(sid, snap.user_id, snap.created_at, dict(snap.metadata), version=first)
-        if await engine.create(new) == "created":
-            done, outcome = 0, "written"
-        else:
-            found = await engine.snapshot(sid, _HEAD)
-    if found is not None:
-        done = found.version - first
-        if not 0 <= done <= len(plans):
-            if await _same(engine, dump):
-                return "present"
-            raise SessionExistsError(
-                f"session {sid!r} exists in the target and holds other records than the "
-                "file's; nothing was written to it (delete it there, or import elsewhere)",
-                session_id=sid,
-            )
-        outcome = "present" if done == len(plans) else "resumed"
+        if await engine.restore(new, [plan() for plan in plans]) == "created":
+            return await _read_back(engine, dump, "written")
+        found = await engine.snapshot(sid, _HEAD)
+        if found is None:
+            raise _conflict(sid)
+    # Found: imported whole already, or partly by an engine whose restore is not atomic.
+    done = found.version - first
+    if not 0 <= done <= len(plans):
+        if await _same(engine, dump):
+            return "present"
+        raise SessionExistsError(
+            f"session {sid!r} exists in the target and holds other records than the "
+            "file's; nothing was written to it (delete it there, or import elsewhere)",
+            session_id=sid,
+        )
+    outcome: Outcome = "present" if done == len(plans) else "resumed"
     version = first + done
     for plan in plans[done:]:
         moved = await engine.apply(sid, version, plan(), _HEAD)
         if isinstance(moved, Refused):
-            raise ConcurrencyConflictError(
-                f"session {sid!r} was written by someone else during its import; "
-                "import again once it is idle",
-                session_id=sid,
-            )
+            raise _conflict(sid)
         version += 1
+    return await _read_back(engine, dump, outcome)
+
+
+def _conflict(sid: str) -> ConcurrencyConflictError:
+    return ConcurrencyConflictError(
+        f"session {sid!r} was written by someone else during its import; "
+        "import again once it is idle",
+        session_id=sid,
+    )
+
+
+async def _read_back(engine: Engine, dump: SessionDump, outcome: Outcome) -> Outcome:
+    """``outcome``, once the session in ``engine`` reads back as ``dump`` (EXP-10)."""
     if not await _same(engine, dump):
+        sid = dump.snapshot.session_id
         raise ValidationError(
             f"session {sid!r}: the target does not read back what the file holds "
             "(its engine did not store every record, docs/export.md EXP-10)",
             session_id=sid,
         )
-    return outcome  # type: ignore[return-value]
+    return outcome
 
 
 async def _same(engine: Engine, dump: SessionDump) -> bool:

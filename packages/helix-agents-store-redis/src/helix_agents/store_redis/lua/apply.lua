@@ -10,15 +10,16 @@ local ALL, UKEY = KEYS[NKEYS + 1], KEYS[NKEYS + 2]
 
 local function int(n) return string.format('%d', n) end
 
-local function push(key, values, from)
-  for i = from, #values, 1000 do
-    redis.call('RPUSH', key, unpack(values, i, math.min(i + 999, #values)))
+local function push(key, values, from, to)
+  to = to or #values
+  for i = from, to, 1000 do
+    redis.call('RPUSH', key, unpack(values, i, math.min(i + 999, to)))
   end
 end
 
-local function count_ui(rows, from)
+local function count_ui(rows, from, to)
   local ui = 0
-  for i = from, #rows do
+  for i = from, to or #rows do
     if string.sub(rows[i], 1, 1) == 'm' then ui = ui + 1 end
   end
   return ui
@@ -99,8 +100,9 @@ local function journal(entry, tokens)
   end
 end
 
--- Core's Changes, field by field and in their order (seam.py; _codec.changes_json).
-local function apply(c)
+-- Core's Changes, field by field and in their order (seam.py; _codec.changes_json);
+-- the new rows are ARGV[from..to].
+local function apply(c, from, to)
   local first = tonumber(redis.call('HGET', META, 'first'))
   if c.clear then
     redis.call('DEL', ROWS, Q, QD, APPR, DONE, CKPT, CKPTN, CKPTL, CMT, CMTN, OUT, CMP, ARCH, SCS)
@@ -112,10 +114,10 @@ local function apply(c)
     redis.call('HSET', META, 'run', c.run[2])
     redis.call('SADD', RUNS, c.run[1])
   end
-  if #ARGV > 7 then
-    push(ROWS, ARGV, 8)
-    redis.call('HINCRBY', META, 'count', #ARGV - 7)
-    redis.call('HINCRBY', META, 'ui', count_ui(ARGV, 8))
+  if to >= from then
+    push(ROWS, ARGV, from, to)
+    redis.call('HINCRBY', META, 'count', to - from + 1)
+    redis.call('HINCRBY', META, 'ui', count_ui(ARGV, from, to))
   end
   for _, d in ipairs(c.dl or {}) do redis.call('ZADD', QD, d[2], d[1]) end
   if c.enq then
@@ -162,6 +164,14 @@ local function apply(c)
   redis.call('HINCRBY', META, 'v', 1)
 end
 
+-- A new session's head (op create; op restore).
+local function create(s, rows)
+  redis.call('HSET', META, 'v', ARGV[3], 'created', int(s.at), 'la', int(s.at), 'md', s.md,
+    'first', s.first, 'count', s.first + rows, 'ui', s.ui, 'cmpn', 0, 'ws', 0, 'pres', 0)
+  if s.user then redis.call('HSET', META, 'user', s.user, 'ukey', s.ukey) end
+  for _, cp in ipairs(s.ck) do checkpoint(unpack(cp)) end
+end
+
 if op == 'apply' then
   local v = redis.call('HGET', META, 'v')
   if not v then return false end
@@ -174,20 +184,36 @@ if op == 'apply' then
     local seal = redis.call('HGET', SCSS, c.tok[i])
     if seal and tonumber(seal) >= tonumber(c.tok[i + 1]) then return {'sealed'} end
   end
-  apply(c)
+  apply(c, 8, #ARGV)
   expire()
   if UKEY then index(UKEY, c.la, 'CH') end
   return {'ok', cjson.encode(redis.call('HMGET', META, unpack(HEAD)))}
 elseif op == 'create' then
   if redis.call('EXISTS', META) == 1 then return 'exists' end
   local s = cjson.decode(ARGV[6])
-  redis.call('HSET', META, 'v', ARGV[3], 'created', int(s.at), 'la', int(s.at), 'md', s.md,
-    'first', s.first, 'count', s.first + #ARGV - 7, 'ui', s.ui, 'cmpn', 0, 'ws', 0, 'pres', 0)
-  if s.user then redis.call('HSET', META, 'user', s.user, 'ukey', s.ukey) end
+  create(s, #ARGV - 7)
   push(ROWS, ARGV, 8)
-  for _, cp in ipairs(s.ck) do checkpoint(unpack(cp)) end
   expire()
   if UKEY then index(UKEY, s.at, 'CH') end
+  if ALL then redis.call('ZADD', ALL, 0, SID) end
+  return 'created'
+elseif op == 'restore' then -- a session and its import's plans, whole (docs/export.md, EXP-11)
+  if redis.call('EXISTS', META) == 1 then return 'exists' end
+  -- Only absent keys are written, so no command below can fail half-way (a script's
+  -- writes are not rolled back). A journal may outlive its session: not written here.
+  for _, key in ipairs({ROWS, Q, QD, APPR, DONE, CKPT, CKPTN, CKPTL, RUNS, CMT, CMTN, OUT,
+                        CMP, ARCH, SCS}) do
+    if redis.call('EXISTS', key) == 1 then return {'stray', key} end
+  end
+  local s, plans = cjson.decode(ARGV[6]), cjson.decode(ARGV[7])
+  create(s, 0)
+  local from, la = 8, s.at
+  for _, c in ipairs(plans) do
+    apply(c, from, from + c.n - 1)
+    from, la = from + c.n, c.la
+  end
+  expire()
+  if UKEY then index(UKEY, la, 'CH') end
   if ALL then redis.call('ZADD', ALL, 0, SID) end
   return 'created'
 elseif op == 'delete' then
