@@ -4,7 +4,7 @@ A row is a :class:`~helix_agents.core.ChatMessage` whose provider field
 ``agent_framework_message`` holds one ``Message`` as the JSON text of its
 ``to_dict()``, the form the framework's own file history provider writes. The row's
 role (the message's, where core knows it) and text are derived, so that listings of the
-session stay meaningful; see docs/integrations/agent-framework.md (MAF-2, MAF-7).
+session stay meaningful; see docs/integrations/agent-framework.md (MAF-2, MAF-9).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from agent_framework import Message
 
-from helix_agents.core import ChatMessage
+from helix_agents.core import ChatMessage, ValidationError
 from helix_agents.core import Message as Row
 from helix_agents.core.inputs import check_record
 
@@ -33,6 +33,25 @@ def _dump(message: Message) -> dict[str, Any]:
     return message.to_dict()
 
 
+def _dropped(message: Message, dumped: dict[str, Any]) -> str | None:
+    """The first field the framework's ``to_dict`` would change or drop, if any.
+
+    ``to_dict`` leaves out what it cannot serialize (bytes, a set, a tuple in
+    ``additional_properties``) and turns tuples into lists; stored, such a value would
+    come back changed, so the message is refused instead (MAF-9).
+    """
+    if dict(message.additional_properties or {}) != dumped.get("additional_properties", {}):
+        return "additional_properties"
+    for index, (content, data) in enumerate(zip(message.contents, dumped["contents"], strict=True)):
+        if dict(content.additional_properties or {}) != data.get("additional_properties", {}):
+            return f"contents[{index}].additional_properties"
+        arguments = content.arguments
+        if arguments is not None and not isinstance(arguments, str):
+            if dict(arguments) != data.get("arguments"):
+                return f"contents[{index}].arguments"
+    return None
+
+
 def identity(message: Message) -> tuple[str, ...]:
     """What makes two messages the same one when a transcript is replayed: the message id,
     else its role and contents (the newest framework release's rule, MAF-6)."""
@@ -44,13 +63,15 @@ def identity(message: Message) -> tuple[str, ...]:
 
 def encode_messages(messages: Sequence[Message], session_id: str) -> list[ChatMessage]:
     """The rows for ``messages``; refuses, before any write, one that would not come back
-    equal (MAF-2, MAF-7)."""
+    equal (MAF-2, MAF-9)."""
     rows = []
     for index, message in enumerate(messages):
         try:
             if not isinstance(message, Message):
                 raise TypeError(f"{type(message).__name__} is not an agent_framework Message")
             dumped = _dump(message)
+            if (field := _dropped(message, dumped)) is not None:
+                raise TypeError(f"{field} holds a value JSON cannot hold exactly")
             text = json.dumps(dumped, ensure_ascii=False, allow_nan=False)
             same = _dump(Message.from_dict(json.loads(text))) == dumped
         except (TypeError, ValueError, RecursionError) as exc:
@@ -70,7 +91,14 @@ def encode_messages(messages: Sequence[Message], session_id: str) -> list[ChatMe
         row = ChatMessage.model_validate(
             {"role": role, "content": message.text or None, MESSAGE_FIELD: text}
         )
-        rows.append(check_record(row, session_id))
+        try:
+            rows.append(check_record(row, session_id))
+        except ValidationError as exc:  # a lone surrogate, or beyond the store's limits
+            raise MessageNotStorableError(
+                f"session {session_id!r}: message {index} is not storable: {exc}",
+                session_id=session_id,
+                index=index,
+            ) from exc
     return rows
 
 

@@ -6,8 +6,8 @@ for a record they cannot write or read.
 ::
 
     ValidationError (helix_agents.core, code ``validation_error``)
-     ├── MessageNotStorableError   a message that would not come back equal (MAF-7)
-     └── CorruptMessageError       a stored row this adapter cannot read back (MAF-8)
+     ├── MessageNotStorableError   a message that would not come back equal (MAF-9)
+     └── CorruptMessageError       a stored row this adapter cannot read back (MAF-10)
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Give it to an agent (``Agent(client, context_providers=[provider])``): before a run it
 loads the session's messages, after it saves the run's input and response in one commit
 that fails if another run saved to the session since the load
-(docs/integrations/agent-framework.md, MAF-1..MAF-9).
+(docs/integrations/agent-framework.md, MAF-1..MAF-11).
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ class HelixHistoryProvider(HistoryProvider):
         self.user_id = check_id(user_id, "user_id", optional=True)
 
     # Within an agent run, the count goes from the load to the save through the run's own
-    # context, so two runs on one AgentSession object cannot take each other's (MAF-5).
+    # context, so two runs on one AgentSession object cannot take each other's (MAF-7).
     def _run_state(self, context: SessionContext) -> dict[str, Any]:
         key = f"helix.{self.source_id}"
         run = context.metadata.get(key)
@@ -112,7 +112,7 @@ class HelixHistoryProvider(HistoryProvider):
         context: SessionContext,
         state: dict[str, Any],
     ) -> None:
-        """Save the run's messages, if no other run saved since this run's load (MAF-5)."""
+        """Save the run's messages, if no other run saved since this run's load (MAF-7)."""
         run = self._run_state(context)
         await super().after_run(agent=agent, session=session, context=context, state=run)
 
@@ -126,7 +126,7 @@ class HelixHistoryProvider(HistoryProvider):
         self, session_id: str | None, *, state: dict[str, Any] | None = None, **kwargs: Any
     ) -> list[Message]:
         """The session's messages, oldest first (empty for a missing or foreign session);
-        its row count goes into ``state`` for the next save (MAF-1, MAF-5)."""
+        its row count goes into ``state`` for the next save (MAF-1, MAF-7)."""
         sid = check_id(session_id, "session_id")
         info = await self.store.get_session(sid)
         # The count first: a row appended after it makes the next save conflict (MAF-5).
@@ -148,7 +148,7 @@ class HelixHistoryProvider(HistoryProvider):
         With a count in ``state`` (from a load or an earlier save), raises
         ``MessageCountConflictError`` if another writer saved since, writing nothing.
         ``ForeignSessionError`` for another adapter's session, ``MessageNotStorableError``
-        for a message that would not come back equal (MAF-3, MAF-5..MAF-7).
+        for a message that would not come back equal (MAF-3, MAF-6, MAF-7, MAF-9).
         """
         sid = check_id(session_id, "session_id")
         encode_messages(messages, sid)  # every message checked before any read or write
@@ -168,11 +168,13 @@ class HelixHistoryProvider(HistoryProvider):
         info = await claim_session(self.store, sid, ADAPTER, user_id=self.user_id, info=info)
         if info is None:
             raise _conflict(sid, actual, 0, "deleted while saving")
+        # The count the commit holds to: the load's, else the one just read (MAF-7).
+        count = info.message_count if expected is None else expected
         fresh = new_messages(await self._rows(sid, info), messages)
         if not fresh:
             return
         commit = MessageCommit(
-            messages=tuple(encode_messages(fresh, sid)), expect_message_count=info.message_count
+            messages=tuple(encode_messages(fresh, sid)), expect_message_count=count
         )
         try:
             result = await self.store.append_messages(sid, commit)
