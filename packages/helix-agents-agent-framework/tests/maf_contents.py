@@ -42,7 +42,7 @@ BUILT: dict[str, Callable[[], Content]] = {
     ),
     "data": lambda: Content.from_data(b"\x00\x01\xffbinary", "application/octet-stream"),
     "uri": lambda: Content.from_uri(
-        "https://example.org/cat.png", media_type="image/png", name="cat"
+        "https://example.org/cat.png", media_type="image/png", additional_properties={"n": 1}
     ),
     "error": lambda: Content.from_error(message="boom", error_code="E1", error_details="trace"),
     "function_call": _call,

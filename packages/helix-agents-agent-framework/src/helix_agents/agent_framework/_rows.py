@@ -10,7 +10,7 @@ session stay meaningful; see docs/integrations/agent-framework.md (MAF-2, MAF-9)
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from agent_framework import Message
@@ -46,9 +46,8 @@ def _dropped(message: Message, dumped: dict[str, Any]) -> str | None:
         if dict(content.additional_properties or {}) != data.get("additional_properties", {}):
             return f"contents[{index}].additional_properties"
         arguments = content.arguments
-        if arguments is not None and not isinstance(arguments, str):
-            if dict(arguments) != data.get("arguments"):
-                return f"contents[{index}].arguments"
+        if isinstance(arguments, Mapping) and dict(arguments) != data.get("arguments"):
+            return f"contents[{index}].arguments"
     return None
 
 
