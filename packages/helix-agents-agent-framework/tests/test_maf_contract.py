@@ -166,6 +166,12 @@ async def test_maf6_a_replayed_transcript_is_stored_once(subject: Subject) -> No
     await subject.save(sid, [a, b, c])  # the whole transcript again, with one new message
     await subject.save(sid, [c, d])  # overlapping the end
     assert [m.text for m in await subject.get(sid)] == ["a", "b", "c", "d"]
+    # A longer history: only its end can overlap a short save.
+    await subject.save(sid, _said("e", "f", "g", "h"))
+    await subject.save(sid, [*_said("g", "h"), Message("user", ["i"])])
+    await subject.save(sid, [Message("assistant", ["j"])])
+    texts = [m.text for m in await subject.get(sid)]
+    assert texts == ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"]
     # A repeated input without an id is a new turn, not a replay.
     solo = _sid()
     await subject.save(solo, [Message("user", ["same"])])

@@ -196,6 +196,10 @@ async def test_maf8_a_shared_session_skips_rows_it_did_not_write(
     await provider.save_messages(sid, _turn("a", "b"), state=state)
     assert [m.text for m in await provider.get_messages(sid)] == ["a", "b"]
     assert len(await store.get_messages(sid)) == 3
+    # The application writes again; a replay of our last turn is still recognized (MAF-6).
+    await store.append_messages(sid, MessageCommit(messages=(note,)))
+    await provider.save_messages(sid, [*_turn("a", "b"), Message("user", ["c"])])
+    assert [m.text for m in await provider.get_messages(sid)] == ["a", "b", "c"]
 
 
 def _nested(depth: int) -> dict[str, Any]:

@@ -5,6 +5,8 @@ The rule of the newest Agent Framework release's own history providers, restated
 reappears in them, or that follow the longest overlap of the stored history's end with
 their start; everything when neither holds. A lone stored user message without an id is
 not taken for a replay: repeating an input is more likely than replaying one message.
+When the stored history is longer than the save, only its last ``len(incoming)``
+messages can overlap, so those are all the rule needs.
 """
 
 from __future__ import annotations
