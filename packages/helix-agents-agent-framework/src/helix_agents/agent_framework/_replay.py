@@ -25,7 +25,7 @@ def _lone_user_text(existing: Sequence[Message], ids: Sequence[tuple[str, ...]])
 
 
 def new_messages(existing: Sequence[Message], incoming: Sequence[Message]) -> list[Message]:
-    """The messages of ``incoming`` that are not a replay of ``existing``."""
+    """The messages of ``incoming`` that are not a replay of ``existing``: always its end."""
     if not existing:
         return list(incoming)
     old = [identity(m) for m in existing]

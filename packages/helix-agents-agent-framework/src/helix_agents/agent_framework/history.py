@@ -162,8 +162,8 @@ class HelixHistoryProvider(HistoryProvider):
         for a message that would not come back equal (MAF-3, MAF-6, MAF-7, MAF-9).
         """
         sid = check_id(session_id, "session_id")
-        encode_messages(messages, sid)  # every message checked before any read or write
-        if not messages:
+        rows = encode_messages(messages, sid)  # every message checked before any read or write
+        if not rows:
             return
         expected = None if state is None else state.get(COUNT_KEY)
         if expected is not None and (isinstance(expected, bool) or not isinstance(expected, int)):
@@ -184,9 +184,8 @@ class HelixHistoryProvider(HistoryProvider):
         fresh = new_messages(await self._tail(sid, info, len(messages)), messages)
         if not fresh:
             return
-        commit = MessageCommit(
-            messages=tuple(encode_messages(fresh, sid)), expect_message_count=count
-        )
+        # What is new is always the end of the save: its rows are the last ones.
+        commit = MessageCommit(messages=tuple(rows[-len(fresh) :]), expect_message_count=count)
         try:
             result = await self.store.append_messages(sid, commit)
         except MessageCountConflictError as exc:
