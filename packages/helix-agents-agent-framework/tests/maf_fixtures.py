@@ -3,8 +3,8 @@
 ``subject`` wraps Agent Framework's ``InMemoryHistoryProvider`` (the reference the
 restated contract is checked against) or ``HelixHistoryProvider`` on memory, SQLite,
 PostgreSQL or Redis. Servers come from the shared session fixtures
-(``helix_agents.contract.servers``, as in the OpenAI adapter's helix_fixtures.py); a missing
-one skips, or fails under ``HELIX_REQUIRE_BACKENDS=1``.
+(``helix_agents.contract.servers``, as in contract_tests/support/helix_fixtures.py); a
+missing one skips, or fails under ``HELIX_REQUIRE_BACKENDS=1``.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ SUBJECTS = ("maf-in-memory", *BACKENDS)
 __all__ = [
     "SUBJECTS",
     "Subject",
-    "anyio_backend",
     "other_store",
     "store",
     "stores",
@@ -85,12 +84,6 @@ class Subject:
                 again.states[session_id] = AgentSession.from_dict(json.loads(text)).state[source]
             return again
         return Subject(self.name, self._make_other, self._make_other)
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    """The stores run on asyncio."""
-    return "asyncio"
 
 
 @pytest.fixture(params=SUBJECTS)
