@@ -22,6 +22,8 @@ nox.options.sessions = [
     "mcp_lowest",
     "pydantic_ai",
     "pydantic_ai_lowest",
+    "agent_framework",
+    "agent_framework_lowest",
 ]
 
 BACKENDS = {
@@ -83,6 +85,10 @@ SUITES = {
         "packages/helix-agents-pydantic-ai",
         "pydantic-ai message history on every backend, with the example (newest pydantic-ai).",
     ),
+    "agent_framework": (
+        "packages/helix-agents-agent-framework",
+        "Agent Framework's history contract on its own provider and ours, with the example.",
+    ),
 }
 
 # The lowest release of a framework an adapter declares, layered over the workspace by
@@ -90,6 +96,10 @@ SUITES = {
 LOWEST = {
     "mcp_lowest": ("packages/helix-agents-mcp", ("mcp==2.0.0", "mcp-types==2.0.0")),
     "pydantic_ai_lowest": ("packages/helix-agents-pydantic-ai", ("pydantic-ai-slim==1.32.0",)),
+    "agent_framework_lowest": (
+        "packages/helix-agents-agent-framework",
+        ("agent-framework-core==1.0.0",),
+    ),
 }
 
 

@@ -69,6 +69,10 @@ class Settings:
     """Samples of each ADK ``get_session`` read per service."""
     replication_ops: int = 500
     """Appends per store, with and without waiting for a replica (the ``replication`` phase)."""
+    maf_turns: int = 250
+    """Turns saved to the one conversation of each Agent Framework history provider."""
+    maf_ops: int = 100
+    """Samples of each provider's read of the whole conversation."""
 
     @classmethod
     def quick(cls) -> Settings:
@@ -90,6 +94,8 @@ class Settings:
             adk_events=100,
             adk_ops=20,
             replication_ops=150,
+            maf_turns=50,
+            maf_ops=20,
         )
 
     @classmethod

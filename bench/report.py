@@ -163,6 +163,18 @@ def _adk(results: dict[str, Any]) -> list[str]:
     return _table(head, rows)
 
 
+def _agent_framework(results: dict[str, Any]) -> list[str]:
+    found: dict[str, Any] = results.get("agent_framework", {})
+    if not found:
+        return []
+    turns = results.get("settings", {}).get("maf_turns", "?")
+    head = ["provider", "operation", f"p50 / p99 ms, a conversation of {turns} turns"]
+    rows = [
+        [name, op, *_cells({"": cell})] for name, ops in found.items() for op, cell in ops.items()
+    ]
+    return _table(head, rows)
+
+
 def _checkpoint_growth(results: dict[str, Any]) -> list[str]:
     found: dict[str, Any] = results.get("checkpoints", {})
     if not found:
@@ -343,6 +355,9 @@ def render(results: dict[str, Any]) -> str:
         "### Google ADK sessions (`append_event`, `get_session`)",
         "",
         *_adk(results),
+        "### Agent Framework chat history (`save_messages`, `get_messages`)",
+        "",
+        *_agent_framework(results),
         "### Concurrency",
         "",
         *_concurrency(results),

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .adk import measure_adk
+from .agent_framework import measure_agent_framework
 from .checkpoints import measure_checkpoints
 from .concurrency import measure_concurrency
 from .conditions import conditions
@@ -37,6 +38,7 @@ PHASES = (
     "checkpoints",
     "context",
     "adk",
+    "agent_framework",
     "scaling",
     "replication",
 )
@@ -139,6 +141,7 @@ async def run(settings: Settings, servers: Servers, phases: tuple[str, ...]) -> 
         "context": {},
         "runner": [],
         "adk": {},
+        "agent_framework": {},
         "scaling": {},
         "replication": {},
     }
@@ -155,6 +158,8 @@ async def run(settings: Settings, servers: Servers, phases: tuple[str, ...]) -> 
             await _checkpoints(settings, servers, workdir, out)
         if "adk" in phases:
             out["adk"] = await measure_adk(settings, servers, workdir)
+        if "agent_framework" in phases:
+            out["agent_framework"] = await measure_agent_framework(settings, servers, workdir)
         if "scaling" in phases:
             out["scaling"] = await measure_scaling(settings, servers, workdir)
         if "replication" in phases:

@@ -129,6 +129,18 @@ from helix_agents.pydantic_ai import HelixHistory
         assert await HelixHistory(store, "chat-1").load() == history.messages
 """,
     ),
+    "helix-agents-agent-framework": _ON_MEMORY.format(
+        imports="""
+from agent_framework import Message
+from helix_agents.agent_framework import HelixHistoryProvider
+""",
+        body="""
+        provider = HelixHistoryProvider(store)
+        assert await provider.get_messages("chat-1") == []
+        await provider.save_messages("chat-1", [Message("user", ["Hello"])])
+        assert [m.text for m in await provider.get_messages("chat-1")] == ["Hello"]
+""",
+    ),
     "helix-agents-cli": "from helix_agents.cli import app",
 }
 # The distributions that take a store and pick no backend: the memory wheel goes beside them.
@@ -139,6 +151,7 @@ WITH_MEMORY = frozenset(
         "helix-agents-adk",
         "helix-agents-mcp",
         "helix-agents-pydantic-ai",
+        "helix-agents-agent-framework",
         "helix-agents-cli",
     )
 )

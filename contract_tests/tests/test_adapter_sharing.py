@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from agent_framework import Message
 from google.adk.events import Event
 from google.genai import types
 from langchain_core.runnables import RunnableConfig
@@ -20,6 +21,7 @@ from langgraph.checkpoint.base import empty_checkpoint
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
 
 from helix_agents.adk import HelixSessionService
+from helix_agents.agent_framework import HelixHistoryProvider
 from helix_agents.core import ChatMessage, MessageCommit, SessionStateStore, open_store
 from helix_agents.core.adapters import ADAPTER_KEY
 from helix_agents.core.errors import ForeignSessionError
@@ -92,11 +94,24 @@ async def _pai_sees_nothing(store: SessionStateStore) -> bool:
     return await HelixHistory(store, SID).load() == []
 
 
+async def _maf_write(store: SessionStateStore) -> None:
+    provider, state = HelixHistoryProvider(store), dict[str, object]()
+    await provider.get_messages(SID, state=state)
+    await provider.save_messages(
+        SID, [Message("user", ["hi"]), Message("assistant", ["hello"])], state=state
+    )
+
+
+async def _maf_sees_nothing(store: SessionStateStore) -> bool:
+    return await HelixHistoryProvider(store).get_messages(SID) == []
+
+
 ADAPTERS = {
     "openai-agents": Adapter("openai-agents", _sdk_write, _sdk_sees_nothing),
     "langgraph": Adapter("langgraph", _graph_write, _graph_sees_nothing),
     "adk": Adapter("adk", _adk_write, _adk_sees_nothing),
     "pydantic-ai": Adapter("pydantic-ai", _pai_write, _pai_sees_nothing),
+    "agent-framework": Adapter("agent-framework", _maf_write, _maf_sees_nothing),
 }
 PAIRS = [(a, b) for a in ADAPTERS for b in ADAPTERS if a != b]
 
@@ -168,6 +183,8 @@ async def test_adp3_a_shared_session_is_read_by_every_adapter(store: SessionStat
     ]  # only the ADK event, not the app's row or the SDK's item
     history = await HelixHistory(store, SID).load()
     assert [type(m) for m in history] == [ModelRequest, ModelResponse]  # only its own rows
+    messages = await HelixHistoryProvider(store).get_messages(SID)
+    assert [m.text for m in messages] == ["hi", "hello"]  # only its own rows
 
 
 async def _replayed(events: HelixEventStore, last_event_id: str) -> list[object]:

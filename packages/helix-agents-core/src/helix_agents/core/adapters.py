@@ -30,7 +30,7 @@ __all__ = [
 ADAPTER_KEY = "helix.adapter"
 """The metadata key naming the adapter that created a session."""
 
-AdapterName = Literal["openai-agents", "langgraph", "adk", "mcp", "pydantic-ai"]
+AdapterName = Literal["openai-agents", "langgraph", "adk", "mcp", "pydantic-ai", "agent-framework"]
 """The adapters that mark sessions."""
 
 
