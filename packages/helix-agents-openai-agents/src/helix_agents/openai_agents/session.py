@@ -20,13 +20,12 @@ from helix_agents.core import (
     ConcurrencyConflictError,
     MessageCountConflictError,
     RunSupersededError,
-    SessionExistsError,
     SessionNotFoundError,
     SessionStateStore,
     ValidationError,
     session_handle,
 )
-from helix_agents.core.adapters import AdapterName, check_writable, mark, readable
+from helix_agents.core.adapters import AdapterName, check_writable, claim_session, readable
 from helix_agents.core.backend import check_id
 from helix_agents.core.limits import MAX_COUNT
 
@@ -186,7 +185,7 @@ class HelixSession:
             if expected is None:
                 expected = await self._count_or_create(wrapper)
                 if expected is None:
-                    continue  # created concurrently by another writer: count again
+                    continue  # deleted by another caller in between: count again
             try:
                 result = await self._handle.append(
                     *rows, expect_message_count=expected, fence_run_id=self.fence_run_id
@@ -220,16 +219,11 @@ class HelixSession:
 
         Raises ``ForeignSessionError`` for a session of another adapter.
         """
-        info = await self.store.get_session(self.session_id)
-        if info is None:
-            try:
-                info = await self.store.create_session(
-                    self.session_id, user_id=self._owner(wrapper), metadata=mark(ADAPTER)
-                )
-            except SessionExistsError:
-                # A concurrent writer created it first (perhaps another adapter): ask again.
-                return None
-        check_writable(info, ADAPTER)
+        info = await claim_session(
+            self.store, self.session_id, ADAPTER, user_id=self._owner(wrapper)
+        )
+        if info is None:  # deleted by another caller in between: ask again
+            return None
         self._checked = True
         return info.message_count
 
