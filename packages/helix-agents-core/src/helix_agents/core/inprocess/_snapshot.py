@@ -63,7 +63,7 @@ def snapshot_of(s: SessionRecords, want: Want) -> Snapshot:
         queue_state={
             name: {k: table[k][1] for k in keys if k in table}
             for name, keys in want.queue_keys.items()
-            for table in [s.items if name == "context" else s.late]
+            for table in [{"context": s.items, "late": s.late}[name]]
         },
         approval_state={
             aid: "pending" if aid in s.approvals else "resolved"
