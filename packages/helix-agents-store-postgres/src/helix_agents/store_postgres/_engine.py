@@ -62,6 +62,7 @@ _STATEMENTS = {
 # With a standby (FO-11): each write also answers its transaction id and WAL insert position,
 # read after the function ran, in the same statement.
 _COMMITTED = ", pg_current_xact_id_if_assigned()::text, pg_current_wal_insert_lsn()::text"
+_COMMITTED_NOW = "SELECT" + _COMMITTED.removeprefix(",")
 _TRACKED = {
     "apply": "SELECT w.*" + _COMMITTED + " FROM {s}.__agents_apply(%s::text, %s::bigint,"
     " %s::jsonb, %s::jsonb) w",
@@ -97,6 +98,8 @@ class PostgresEngine(Engine):
         quoted = sql.Identifier(schema).as_string()
         statements = _STATEMENTS if standby is None else {**_STATEMENTS, **_TRACKED}
         self._sql = {k: q.format(s=quoted).encode() for k, q in statements.items()}
+        # A restore's statements share one transaction, whose id and position are read once.
+        self._plain = {k: _STATEMENTS[k].format(s=quoted).encode() for k in ("create", "apply")}
         self._dumps = Dumps(schema)
 
     async def open(self) -> None:
@@ -211,19 +214,25 @@ class PostgresEngine(Engine):
         head = want_json(Want())
 
         async def work(conn: AsyncConnection[Any]) -> Literal["created", "exists"]:
+            committed: Row | None = None
             async with conn.transaction(), conn.cursor(row_factory=tuple_row) as cur:
-                await cur.execute(self._sql["create"], (*created, None, None, None))
+                await cur.execute(self._plain["create"], (*created, None, None, None))
                 if (await cur.fetchone()) != ("created",):
                     return "exists"
                 for version, changes in enumerate(plans, new.version):
                     params = (sid, version, changes_json(changes), head)
-                    await cur.execute(self._sql["apply"], params)
+                    await cur.execute(self._plain["apply"], params)
                     row = await cur.fetchone()
                     if row is None or row[0]:
                         raise ConcurrencyConflictError(
                             f"session {sid!r}: moved inside its own import's transaction",
                             session_id=sid,
                         )
+                if self.standby is not None:
+                    await cur.execute(_COMMITTED_NOW)
+                    committed = await cur.fetchone()
+            if self.standby is not None and committed is not None:  # noted once committed
+                self.standby.note(sid, *committed)
             return "created"
 
         return await self.connections.on_connection("restore", work, True)
