@@ -167,9 +167,13 @@ async def test_FO_1_tls_without_a_client_certificate_fails_typed(
     tls_group: SentinelGroup, tls_ca: Path
 ) -> None:
     err = await _open_fails(tls_group.url(f"ssl=true&ssl_ca_certs={tls_ca}"))
-    assert isinstance(err, StoreMisconfiguredError) and not err.retryable, err
-    assert ": Sentinel 127.0.0.1:" in str(err) and "refused the store: TLS failed" in str(err)
-    assert "CERTIFICATE_REQUIRED" in str(err), err
+    assert ": Sentinel 127.0.0.1:" in str(err), err
+    if isinstance(err, StoreMisconfiguredError):  # the server's alert reached the client
+        assert not err.retryable and "refused the store: TLS failed" in str(err), err
+        assert "CERTIFICATE_REQUIRED" in str(err), err
+    else:  # TLS 1.3: the server's close won the race with its alert (docs/scaling.md)
+        assert isinstance(err, StoreUnavailableError) and err.retryable, err
+        assert "does it want TLS" in str(err), err
 
 
 @pytest.mark.parametrize("query", ["", "sentinel_ssl=false"], ids=["plain", "plain-sentinels"])
