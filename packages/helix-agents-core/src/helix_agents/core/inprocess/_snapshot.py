@@ -9,11 +9,22 @@ from typing import Any
 from ..dumps import DUMP_WANT, SessionDump
 from ..messages import JsonObject
 from ..models import Checkpoint, LateAnswer, ListedSession, SessionSummary, StoredContextItem
-from ..seam import Snapshot, Want
+from ..seam import Queue, Snapshot, Want
 from . import _checkpoints
 from ._records import SessionRecords
 
 __all__ = ["copy_prefix", "dump_of", "listed_of", "scoped_maps_of", "snapshot_of", "summary_of"]
+
+
+def _queue(
+    s: SessionRecords, name: Queue
+) -> Mapping[str, tuple[StoredContextItem | LateAnswer, int | None]]:
+    """The queue ``name`` of ``s``: its records by key, with the row that delivered each."""
+    if name == "context":
+        return s.items
+    if name == "late":
+        return s.late
+    raise ValueError(f"no queue {name!r}")
 
 
 def snapshot_of(s: SessionRecords, want: Want) -> Snapshot:
@@ -41,9 +52,7 @@ def snapshot_of(s: SessionRecords, want: Want) -> Snapshot:
         keyed = ctx.outputs[ctx.keys[want.output_key]][0]
     queued: Sequence[StoredContextItem | LateAnswer] = ()
     if want.queued is not None:
-        queues: dict[str, dict[str, tuple[StoredContextItem | LateAnswer, int | None]]]
-        queues = {"context": dict(s.items), "late": dict(s.late)}
-        queued = [r.model_copy(deep=True) for r, i in queues[want.queued].values() if i is None]
+        queued = [r.model_copy(deep=True) for r, i in _queue(s, want.queued).values() if i is None]
     return Snapshot(
         session_id=s.id,
         version=s.version,
@@ -63,7 +72,7 @@ def snapshot_of(s: SessionRecords, want: Want) -> Snapshot:
         queue_state={
             name: {k: table[k][1] for k in keys if k in table}
             for name, keys in want.queue_keys.items()
-            for table in [{"context": s.items, "late": s.late}[name]]
+            for table in [_queue(s, name)]
         },
         approval_state={
             aid: "pending" if aid in s.approvals else "resolved"
