@@ -40,7 +40,7 @@ state-machine-long: $(SYNCED) ## Nightly: the state machine's long profile on ev
 	HELIX_CONTRACT_PROFILE=helix-thorough $(UV) run pytest packages -k state_machine_matches_model
 
 .PHONY: frameworks-all
-frameworks-all: $(SYNCED) ## Nightly: every framework's own test suite on all four backends (make test: SQLite and Redis)
+frameworks-all: $(SYNCED) ## Nightly: every framework's own test suite on all four backends (make test: SQLite)
 	HELIX_FRAMEWORK_SUITE_BACKENDS=all $(UV) run pytest packages -k "sdk_suite or sdk_session_tests or sdk_resumability_tests"
 
 .PHONY: failover-long

@@ -31,10 +31,10 @@ from helix_backends import BACKENDS
 __all__ = ["BACKENDS", "Suite", "cache_root", "chosen_backends", "sdist_tests"]
 
 BACKENDS_ENV = "HELIX_FRAMEWORK_SUITE_BACKENDS"
-# `make test` runs each framework's suite on the embedded default and on Redis; `make
-# frameworks-all` (nightly) on all four. The adapters do not branch on the backend: what
-# differs between backends is the contract suite's to check, on every backend, every run.
-DEFAULT_BACKENDS = ("sqlite", "redis")
+# `make test` runs each framework's suite on the embedded default; `make frameworks-all`
+# (nightly) on all four. The adapters do not branch on the backend: what differs between
+# backends is the contract suite's to check, on every backend, every run.
+DEFAULT_BACKENDS = ("sqlite",)
 
 PYPI = "https://pypi.org/simple"
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"  # the index's JSON API (PEP 691)

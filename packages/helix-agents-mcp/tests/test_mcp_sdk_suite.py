@@ -3,8 +3,8 @@
 See sdk_suite/run_mcp_sdk_tests.py: the tests come from the sdist of the installed SDK
 (cached outside the repository), the event stores they build are swapped for
 HelixEventStore by sdk_suite/helix_mcp_plugin.py, and sdk_suite/deselect.txt names what
-does not run and why. Each backend's counts are printed. On SQLite and Redis in
-`make test`, on all four in `make frameworks-all` (``chosen_backends``).
+does not run and why. Each backend's counts are printed. On SQLite in `make test`, on
+all four in `make frameworks-all` (``chosen_backends``).
 """
 
 from __future__ import annotations

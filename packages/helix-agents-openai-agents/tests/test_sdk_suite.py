@@ -3,9 +3,8 @@
 See sdk_suite/run_sdk_tests.py: the tests come from the sdist of the installed
 SDK (cached outside the repository), the SDK's session classes are swapped for
 HelixSession by sdk_suite/helix_sdk_plugin.py, and sdk_suite/deselect.txt names
-what does not run and why. Each backend's counts are printed. On SQLite and Redis in
-`make test`, on all four in `make frameworks-all` (``chosen_backends``). On SQLite and Redis in
-`make test`, on all four in `make frameworks-all` (``chosen_backends``).
+what does not run and why. Each backend's counts are printed. On SQLite in `make test`,
+on all four in `make frameworks-all` (``chosen_backends``).
 """
 
 from __future__ import annotations
