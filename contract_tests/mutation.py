@@ -260,7 +260,7 @@ def run(
         if _run(None, preloaded, pytest_args, 600, {}, times) != SURVIVED:
             raise SystemExit(f"the suite fails without a mutant: pytest {' '.join(pytest_args)}")
         durations: dict[str, float] = json.loads(times.read_text())
-    timeout = max(60.0, 5 * (time.monotonic() - start))
+    timeout = max(30.0, 3 * (time.monotonic() - start))
     for n, mutant in enumerate(left, 1):
         began = time.monotonic()
         outcome = outcomes[mutant.key] = _run(mutant, preloaded, pytest_args, timeout, durations)

@@ -17,12 +17,11 @@ import redis
 from redis.asyncio import Redis
 from redis.asyncio.sentinel import SentinelConnectionPool
 
-from helix_agents.contract.failover import Workload, run_across_failover
+from helix_agents.contract.failover import Workload, append_after_failover, run_across_failover
 from helix_agents.contract.servers import RedisServers, SentinelGroup
 from helix_agents.core import (
     ChatMessage,
     MessageCommit,
-    StoreUnavailableError,
     ValidationError,
     open_store,
 )
@@ -152,16 +151,7 @@ async def test_FO_2_reconnects_to_the_promoted_master(group: SentinelGroup) -> N
         await store.append_messages(session.id, _hello("before"))
         await asyncio.to_thread(group.kill_master)
         await asyncio.to_thread(group.wait_for_promotion)
-        failures: list[StoreUnavailableError] = []
-        for _ in range(50):
-            try:
-                await store.append_messages(session.id, _hello("after"))
-                break
-            except StoreUnavailableError as exc:
-                failures.append(exc)
-                await asyncio.sleep(0.1)
-        else:
-            pytest.fail(f"never reached the promoted master: {failures[-1]}")
+        failures = await append_after_failover(store, session.id, _hello("after"))
         assert all(f.retryable for f in failures) and len(failures) <= 2
         rows = await store.get_messages(session.id)
     with redis.Redis(port=group.replica_port, decode_responses=True) as promoted:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from helix_agents.contract.failover import append_after_failover
 from helix_agents.contract.servers import RedisServers, RedisTlsFiles, SentinelGroup, free_port
 from helix_agents.core import (
     ChatMessage,
@@ -206,16 +207,7 @@ async def test_FO_1_FO_2_tls_store_follows_a_failover(
         await store.append_messages(session.id, _hello("before"))
         await asyncio.to_thread(tls_group.kill_master)
         await asyncio.to_thread(tls_group.wait_for_promotion)
-        failures: list[StoreUnavailableError] = []
-        for _ in range(50):
-            try:
-                await store.append_messages(session.id, _hello("after"))
-                break
-            except StoreUnavailableError as exc:
-                failures.append(exc)
-                await asyncio.sleep(0.1)
-        else:
-            pytest.fail(f"never reached the promoted master: {failures[-1]}")
+        failures = await append_after_failover(store, session.id, _hello("after"))
         assert all(f.retryable for f in failures) and len(failures) <= 2
         assert len(await store.get_messages(session.id)) == 2
     with tls_group.client(tls_group.replica_port) as promoted:

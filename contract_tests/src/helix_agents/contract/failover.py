@@ -33,7 +33,7 @@ from helix_agents.core import (
 )
 from helix_agents.core.clock import utcnow
 
-__all__ = ["Outcome", "Workload", "run_across_failover"]
+__all__ = ["Outcome", "Workload", "append_after_failover", "run_across_failover"]
 
 T = TypeVar("T")
 
@@ -223,3 +223,23 @@ async def _read_back(
             if said[c] == 0
         ]
     outcome.resolved_twice = [f"{s}/{a} x{n}" for (s, a), n in outcome.resolved.items() if n > 1]
+
+
+async def append_after_failover(
+    store: SessionStateStore, session_id: str, commit: MessageCommit, *, attempts: int = 50
+) -> list[StoreUnavailableError]:
+    """Append ``commit`` once the store reaches the promoted primary (FO-2), retrying
+    every 0.1 s while the store answers unavailable; the errors it answered on the way.
+
+    Give ``commit`` a ``commit_id``: a retry of a write that landed then lands once.
+    ``AssertionError`` if ``attempts`` were not enough.
+    """
+    failures: list[StoreUnavailableError] = []
+    for _ in range(attempts):
+        try:
+            await store.append_messages(session_id, commit)
+            return failures
+        except StoreUnavailableError as exc:
+            failures.append(exc)
+            await asyncio.sleep(0.1)
+    raise AssertionError(f"never reached the promoted primary: {failures[-1]!r}")

@@ -5,8 +5,9 @@ session's messages before a run and saves the run's messages after, in one commi
 fails if another run saved first (docs/integrations/agent-framework.md).
 """
 
+from helix_agents.core.adapters import CorruptMessageError, MessageNotStorableError
+
 from ._rows import MESSAGE_FIELD
-from .errors import CorruptMessageError, MessageNotStorableError
 from .history import ADAPTER, COUNT_KEY, HelixHistoryProvider
 
 __all__ = [

@@ -17,9 +17,12 @@ from agent_framework import Message
 
 from helix_agents.core import ChatMessage, ValidationError
 from helix_agents.core import Message as Row
+from helix_agents.core.adapters import (
+    corrupt_message,
+    message_text,
+    not_storable,
+)
 from helix_agents.core.inputs import check_record
-
-from .errors import CorruptMessageError, MessageNotStorableError
 
 __all__ = ["MESSAGE_FIELD", "decode_row", "encode_messages", "identity"]
 
@@ -74,17 +77,13 @@ def encode_messages(messages: Sequence[Message], session_id: str) -> list[ChatMe
             text = json.dumps(dumped, ensure_ascii=False, allow_nan=False)
             same = _dump(Message.from_dict(json.loads(text))) == dumped
         except (TypeError, ValueError, RecursionError) as exc:
-            raise MessageNotStorableError(
-                f"session {session_id!r}: message {index} is not storable: {exc}"[:2000],
-                session_id=session_id,
-                index=index,
-            ) from exc
+            raise not_storable(session_id, index, exc) from exc
         if not same:
-            raise MessageNotStorableError(
-                f"session {session_id!r}: message {index} would not come back equal "
-                f"(a value JSON cannot hold exactly): {message.to_dict()!r:.200}",
-                session_id=session_id,
-                index=index,
+            raise not_storable(
+                session_id,
+                index,
+                "it would not come back equal (a value JSON cannot hold exactly): "
+                f"{message.to_dict()!r:.200}",
             )
         role = message.role if message.role in _ROLES else "assistant"
         row = ChatMessage.model_validate(
@@ -93,26 +92,20 @@ def encode_messages(messages: Sequence[Message], session_id: str) -> list[ChatMe
         try:
             rows.append(check_record(row, session_id))
         except ValidationError as exc:  # a lone surrogate, or beyond the store's limits
-            raise MessageNotStorableError(
-                f"session {session_id!r}: message {index} is not storable: {exc}",
-                session_id=session_id,
-                index=index,
-            ) from exc
+            raise not_storable(session_id, index, exc) from exc
     return rows
 
 
 def decode_row(row: Row, session_id: str) -> Message | None:
     """The message of ``row``; ``None`` for a row this adapter did not write (MAF-8).
 
-    A row whose field is not a message raises :class:`CorruptMessageError`.
+    A row whose field is not a message raises
+    :class:`~helix_agents.core.adapters.CorruptMessageError`.
     """
-    extra = (row.model_extra or {}) if isinstance(row, ChatMessage) else {}
-    if MESSAGE_FIELD not in extra:
-        return None
-    text = extra[MESSAGE_FIELD]
     try:
-        if not isinstance(text, str):
-            raise TypeError(f"{MESSAGE_FIELD} is {type(text).__name__}, not JSON text")
+        text = message_text(row, MESSAGE_FIELD)
+        if text is None:
+            return None
         data = json.loads(text)
         if not isinstance(data, dict):
             raise TypeError(f"{MESSAGE_FIELD} holds {type(data).__name__}, not a message")
@@ -120,10 +113,5 @@ def decode_row(row: Row, session_id: str) -> Message | None:
         if not isinstance(message, Message):
             raise TypeError(f"{MESSAGE_FIELD} holds {type(message).__name__}, not a message")
     except (TypeError, ValueError, KeyError, AttributeError) as exc:
-        row_id = getattr(row, "id", None)
-        raise CorruptMessageError(
-            f"session {session_id!r}: row {row_id!r} is not an Agent Framework message: {exc}",
-            session_id=session_id,
-            row_id=row_id,
-        ) from exc
+        raise corrupt_message(row, session_id, "an Agent Framework", exc) from exc
     return message

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from .errors import ForeignSessionError, SessionExistsError
-from .messages import JsonObject
+from .errors import ForeignSessionError, SessionExistsError, ValidationError
+from .messages import ChatMessage, JsonObject, Message
 from .models import SessionInfo
 
 if TYPE_CHECKING:
@@ -20,9 +20,14 @@ if TYPE_CHECKING:
 __all__ = [
     "ADAPTER_KEY",
     "AdapterName",
+    "CorruptMessageError",
+    "MessageNotStorableError",
     "check_writable",
     "claim_session",
+    "corrupt_message",
     "mark",
+    "message_text",
+    "not_storable",
     "owner_of",
     "readable",
 ]
@@ -86,3 +91,57 @@ async def claim_session(
     if info is not None:
         check_writable(info, adapter)
     return info
+
+
+class MessageNotStorableError(ValidationError):
+    """A framework message an adapter refuses before any write, because it would not come
+    back equal; ``index`` is its place in the list being saved."""
+
+    def __init__(self, message: str, *, session_id: str | None = None, index: int = 0) -> None:
+        super().__init__(message, session_id=session_id)
+        self.index = index
+
+
+class CorruptMessageError(ValidationError):
+    """A stored row whose adapter field does not hold the adapter's message; ``row_id``
+    names the row."""
+
+    def __init__(
+        self, message: str, *, session_id: str | None = None, row_id: str | None = None
+    ) -> None:
+        super().__init__(message, session_id=session_id)
+        self.row_id = row_id
+
+
+def not_storable(session_id: str, index: int, reason: object) -> MessageNotStorableError:
+    """The error for message ``index`` of a save to ``session_id``, refused for ``reason``."""
+    return MessageNotStorableError(
+        f"session {session_id!r}: message {index} is not storable: {reason}"[:2000],
+        session_id=session_id,
+        index=index,
+    )
+
+
+def message_text(row: Message, field: str) -> str | None:
+    """The JSON text an adapter keeps in ``row``'s provider ``field``; ``None`` for a row
+    without the field (one the adapter did not write). ``TypeError`` if the field holds
+    anything but text."""
+    extra = (row.model_extra or {}) if isinstance(row, ChatMessage) else {}
+    if field not in extra:
+        return None
+    text = extra[field]
+    if not isinstance(text, str):
+        raise TypeError(f"{field} is {type(text).__name__}, not JSON text")
+    return text
+
+
+def corrupt_message(
+    row: Message, session_id: str, framework: str, cause: Exception
+) -> CorruptMessageError:
+    """The error for ``row`` of ``session_id``, whose field is not a ``framework`` message."""
+    row_id = getattr(row, "id", None)
+    return CorruptMessageError(
+        f"session {session_id!r}: row {row_id!r} is not {framework} message: {cause}",
+        session_id=session_id,
+        row_id=row_id,
+    )

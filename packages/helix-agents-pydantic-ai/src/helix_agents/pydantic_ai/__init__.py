@@ -5,8 +5,9 @@
 fails if another run saved first (docs/integrations/pydantic-ai.md).
 """
 
+from helix_agents.core.adapters import CorruptMessageError, MessageNotStorableError
+
 from ._rows import MESSAGE_FIELD
-from .errors import CorruptMessageError, MessageNotStorableError
 from .history import ADAPTER, HelixHistory
 
 __all__ = [

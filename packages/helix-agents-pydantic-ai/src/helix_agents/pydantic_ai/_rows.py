@@ -24,9 +24,12 @@ from pydantic_ai.messages import (
 )
 
 from helix_agents.core import ChatMessage, Message
+from helix_agents.core.adapters import (
+    corrupt_message,
+    message_text,
+    not_storable,
+)
 from helix_agents.core.inputs import check_record
-
-from .errors import CorruptMessageError, MessageNotStorableError
 
 __all__ = ["MESSAGE_FIELD", "decode_row", "encode_messages"]
 
@@ -63,17 +66,13 @@ def encode_messages(messages: Sequence[ModelMessage], session_id: str) -> list[C
             ValueError,
             RecursionError,
         ) as exc:
-            raise MessageNotStorableError(
-                f"session {session_id!r}: message {index} is not storable: {exc}",
-                session_id=session_id,
-                index=index,
-            ) from exc
+            raise not_storable(session_id, index, exc) from exc
         if not same:
-            raise MessageNotStorableError(
-                f"session {session_id!r}: message {index} would not come back equal "
-                f"(a value JSON cannot hold exactly): {message!r:.200}",
-                session_id=session_id,
-                index=index,
+            raise not_storable(
+                session_id,
+                index,
+                "it would not come back equal (a value JSON cannot hold exactly): "
+                f"{message!r:.200}",
             )
         role = "user" if isinstance(message, ModelRequest) else "assistant"
         row = ChatMessage.model_validate(
@@ -86,21 +85,14 @@ def encode_messages(messages: Sequence[ModelMessage], session_id: str) -> list[C
 def decode_row(row: Message, session_id: str) -> ModelMessage | None:
     """The message of ``row``; ``None`` for a row this adapter did not write (PAI-4).
 
-    A row whose field is not a message raises :class:`CorruptMessageError` (PAI-5).
+    A row whose field is not a message raises
+    :class:`~helix_agents.core.adapters.CorruptMessageError` (PAI-5).
     """
-    extra = (row.model_extra or {}) if isinstance(row, ChatMessage) else {}
-    if MESSAGE_FIELD not in extra:
-        return None
-    text = extra[MESSAGE_FIELD]
     try:
-        if not isinstance(text, str):
-            raise TypeError(f"{MESSAGE_FIELD} is {type(text).__name__}, not JSON text")
+        text = message_text(row, MESSAGE_FIELD)
+        if text is None:
+            return None
         (message,) = ModelMessagesTypeAdapter.validate_json(text)
     except (pydantic.ValidationError, TypeError, ValueError) as exc:
-        row_id = getattr(row, "id", None)
-        raise CorruptMessageError(
-            f"session {session_id!r}: row {row_id!r} is not a pydantic-ai message: {exc}",
-            session_id=session_id,
-            row_id=row_id,
-        ) from exc
+        raise corrupt_message(row, session_id, "a pydantic-ai", exc) from exc
     return message
