@@ -31,6 +31,7 @@ from .errors import CorruptRecordError
 __all__ = ["Shelf"]
 
 _MINUTE_US = 60_000_000
+_SLACK = 8  # versions one key rarely exceeds: a put reads them all in one page of this size
 
 
 def _item_of(record_id: str) -> str:
@@ -93,11 +94,27 @@ class Shelf:
             await self._refresh(*found, at)
         return found[1]
 
-    async def _scan(self, prefix: str) -> AsyncIterator[tuple[list[str], Stored]]:
+    async def _walk(
+        self, prefix: str, before: str | None = None, first: int = MAX_CHECKPOINT_PAGE
+    ) -> AsyncIterator[Record]:
+        """Every record under ``prefix`` below ``before``, greatest first: a first page of
+        ``first`` records (a search that wants ten reads few), then full pages."""
+        size = first
+        while True:
+            page = await self._threads.page(self.session_id, prefix, before, size)
+            for record in page:
+                yield record
+            if len(page) < size:
+                return
+            before, size = page[-1].checkpoint_id, MAX_CHECKPOINT_PAGE
+
+    async def _scan(
+        self, prefix: str, first: int = MAX_CHECKPOINT_PAGE
+    ) -> AsyncIterator[tuple[list[str], Stored]]:
         """Each item under ``prefix``, greatest first: the ids of its versions, its greatest."""
         ids: list[str] = []
         head: Stored | None = None
-        async for record in self._threads.walk(self.session_id, prefix):
+        async for record in self._walk(prefix, first=first):
             rid = record.checkpoint_id
             if ids and _item_of(rid) == _item_of(ids[0]):
                 ids.append(rid)
@@ -115,7 +132,8 @@ class Shelf:
         stop = op.offset + op.limit
         at = now_us()
         if stop:
-            async for ids, item in self._scan(namespace_prefix(op.namespace_prefix)):
+            first = min(MAX_CHECKPOINT_PAGE, stop + _SLACK)
+            async for ids, item in self._scan(namespace_prefix(op.namespace_prefix), first):
                 if not item.live(at):
                     continue
                 if op.filter and not matches_filter(item.value, op.filter):
@@ -158,7 +176,7 @@ class Shelf:
         return sorted(seen)[op.offset : op.offset + op.limit]
 
     async def _holds_live(self, prefix: str, at: int) -> bool:
-        async for _, item in self._scan(prefix):
+        async for _, item in self._scan(prefix, _SLACK):
             if item.live(at):
                 return True
         return False
@@ -184,7 +202,8 @@ class Shelf:
         if op.value is None:
             await self._delete([rid async for rid in self._ids(prefix, None)])
             return
-        found = await self.current(prefix)
+        versions = await self._threads.page(self.session_id, prefix, None, _SLACK)
+        found = (versions[0].checkpoint_id, self._load(versions[0])) if versions else None
         at = now_us()
         read = None if found is None else _version_of(found[0])
         created = at if found is None or not found[1].live(at) else found[1].created_us
@@ -194,16 +213,14 @@ class Shelf:
         await self._save(
             record_id, Stored(op.namespace, op.key, value, created, at, ttl, _expiry(ttl, at))
         )
-        await self._delete([rid async for rid in self._ids(prefix, record_id)])
+        if len(versions) < _SLACK:  # every version there was: all below the new one
+            await self._delete([record.checkpoint_id for record in versions])
+        else:
+            await self._delete([rid async for rid in self._ids(prefix, record_id)])
 
     async def _ids(self, prefix: str, before: str | None) -> AsyncIterator[str]:
-        while True:
-            page = await self._threads.page(self.session_id, prefix, before, MAX_CHECKPOINT_PAGE)
-            for record in page:
-                yield record.checkpoint_id
-            if len(page) < MAX_CHECKPOINT_PAGE:
-                return
-            before = page[-1].checkpoint_id
+        async for record in self._walk(prefix, before):
+            yield record.checkpoint_id
 
     async def _refresh(self, record_id: str, item: Stored, at: int) -> None:
         """Move the item's expiry to ``at`` plus its TTL, by a refresh of its version."""
