@@ -11,10 +11,16 @@ import pytest
 from helix_fixtures import other_store, store, stores
 from langgraph.store.base import GetOp, InvalidNamespaceError, Op, PutOp, SearchOp
 
+from helix_agents.core import Checkpoint as Record
 from helix_agents.core import SessionStateStore, ValidationError
 from helix_agents.core.adapters import mark
 from helix_agents.core.errors import ForeignSessionError
-from helix_agents.langgraph import EventLoopError, HelixMemoryStore, UnstorableValueError
+from helix_agents.langgraph import (
+    CorruptRecordError,
+    EventLoopError,
+    HelixMemoryStore,
+    UnstorableValueError,
+)
 from helix_agents.langgraph.memory_errors import MemoryKeyError, SemanticSearchUnsupportedError
 from helix_agents.langgraph.memory_store import MEMORY_SESSION
 
@@ -210,6 +216,28 @@ async def test_sync_methods_run_from_a_thread_not_on_the_loop(store: SessionStat
     assert info.value.code == "langgraph_event_loop"
     with pytest.raises(EventLoopError):
         memory.sweep_ttl()
+
+
+async def test_corrupt_records_are_named(store: SessionStateStore) -> None:
+    memory = HelixMemoryStore(store)
+    await memory.aput(("x",), "fine", {"v": 1})
+    junk = Record(
+        checkpoint_id="m\x1fx\x1f\x1ek\x1f0",
+        run_id="r",
+        message_count=0,
+        state={"junk": 1},
+        created_at=datetime.now(UTC),
+    )
+    await store.save_checkpoint(MEMORY_SESSION, junk)
+    with pytest.raises(CorruptRecordError) as info:
+        await memory.aget(("x",), "k")
+    assert info.value.record == junk.checkpoint_id and info.value.session_id == MEMORY_SESSION
+    stray = junk.model_copy(update={"checkpoint_id": "m\x1fzz"})
+    await store.save_checkpoint(MEMORY_SESSION, stray)
+    with pytest.raises(CorruptRecordError):
+        await memory.alist_namespaces()
+    fine = await memory.aget(("x",), "fine")
+    assert fine is not None and fine.value == {"v": 1}
 
 
 async def test_foreign_session_and_semantic_index(store: SessionStateStore) -> None:

@@ -72,12 +72,15 @@ class Shelf:
         try:
             return Stored.load(record.state)
         except (KeyError, TypeError, ValueError) as exc:
-            raise CorruptRecordError(
-                f"memory {self.session_id!r}: record {record.checkpoint_id!r} is not an "
-                f"item ({exc})",
-                session_id=self.session_id,
-                record=record.checkpoint_id,
-            ) from None
+            raise self._corrupt(record.checkpoint_id, str(exc)) from None
+
+    def _corrupt(self, record_id: str, why: str) -> CorruptRecordError:
+        """A record under the items' prefix that is not an item (LGM-9)."""
+        return CorruptRecordError(
+            f"memory {self.session_id!r}: record {record_id!r} is not an item ({why})",
+            session_id=self.session_id,
+            record=record_id,
+        )
 
     async def current(self, prefix: str) -> tuple[str, Stored] | None:
         """The greatest version under an item's prefix, with its id, or ``None``."""
@@ -168,7 +171,10 @@ class Shelf:
             page = await self._threads.page(self.session_id, scope, before, 1)
             if not page:
                 break
-            namespace = namespace_of_id(page[0].checkpoint_id)
+            rid = page[0].checkpoint_id
+            if KEY_MARK not in rid:
+                raise self._corrupt(rid, "no key in its id")
+            namespace = namespace_of_id(rid)
             own = namespace_prefix(namespace) + KEY_MARK
             if matches_conditions(namespace, conditions) and await self._holds_live(own, at):
                 seen.add(namespace if op.max_depth is None else namespace[: op.max_depth])
