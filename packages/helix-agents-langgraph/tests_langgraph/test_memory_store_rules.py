@@ -111,19 +111,20 @@ async def test_ttl_expiry_refresh_and_sweep(store: SessionStateStore) -> None:
         "forever",
         "kept",
     ]
-    await asyncio.sleep(0.5)
-    assert await memory.aget(("t",), "kept", refresh_ttl=False) is None
-    assert await memory.asweep_ttl() == 1
-    assert await memory.asweep_ttl() == 0
-
-    with_default = HelixMemoryStore(store, ttl={"default_ttl": ttl, "sweep_interval_minutes": 1})
+    with_default = HelixMemoryStore(store, ttl={"default_ttl": ttl})
     await with_default.aput(("d",), "k", {"v": 1})  # the default TTL applies
     await asyncio.sleep(0.5)
+    assert await memory.aget(("t",), "kept", refresh_ttl=False) is None
     assert await with_default.aget(("d",), "k") is None
-    task = await with_default.start_ttl_sweeper()
-    assert not task.done()
+    assert len(await _records(store)) == 3  # expired, hidden, not gone
+    task = await with_default.start_ttl_sweeper(0.1 / 60)  # every 0.1 s
+    await asyncio.sleep(0.3)
+    assert [r.split("\x1e")[1].split("\x1f")[0] for r in await _records(store)] == ["forever"]
     await with_default.stop_ttl_sweeper()
     assert task.cancelled()
+    assert await memory.asweep_ttl() == 0
+    with pytest.raises(ValidationError):
+        await memory.start_ttl_sweeper()  # no interval given or configured
 
 
 async def test_hostile_values_and_labels(store: SessionStateStore) -> None:

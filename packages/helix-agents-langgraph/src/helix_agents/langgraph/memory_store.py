@@ -22,7 +22,7 @@ from langgraph.store.base import (
     TTLConfig,
 )
 
-from helix_agents.core import SessionStateStore
+from helix_agents.core import SessionStateStore, ValidationError
 from helix_agents.core.inputs import check_id
 
 from ._loops import run_on
@@ -103,13 +103,19 @@ class HelixMemoryStore(BaseStore):
         """Sync :meth:`asweep_ttl`."""
         return run_on(self._loop, self.asweep_ttl(), "HelixMemoryStore")
 
-    async def start_ttl_sweeper(self) -> asyncio.Task[None]:
-        """Sweep every ``sweep_interval_minutes`` of the TTL config until stopped."""
-        minutes = (self.ttl_config or {}).get("sweep_interval_minutes")
-        if not minutes:
-            raise ValueError("start_ttl_sweeper needs TTLConfig(sweep_interval_minutes=...)")
+    async def start_ttl_sweeper(
+        self, sweep_interval_minutes: float | None = None
+    ) -> asyncio.Task[None]:
+        """Sweep every ``sweep_interval_minutes`` (default: the TTL config's) until stopped."""
+        minutes = sweep_interval_minutes or (self.ttl_config or {}).get("sweep_interval_minutes")
+        if type(minutes) not in (int, float) or not minutes or minutes <= 0:
+            raise ValidationError(
+                f"memory {self.session_id!r}: sweep interval {minutes!r} is not a positive "
+                "number of minutes (pass one, or TTLConfig(sweep_interval_minutes=...))",
+                session_id=self.session_id,
+            )
         if self._sweeper is None or self._sweeper.done():
-            self._sweeper = asyncio.create_task(self._sweep_every(minutes * 60.0))
+            self._sweeper = asyncio.create_task(self._sweep_every(float(minutes) * 60.0))
         return self._sweeper
 
     async def stop_ttl_sweeper(self) -> None:
