@@ -26,7 +26,7 @@ def run_on(loop: asyncio.AbstractEventLoop | None, call: Coroutine[Any, Any, _T]
         call.close()
         raise EventLoopError(
             f"{owner}'s sync methods run the store's calls on its event loop from another "
-            "thread; on that loop, use the async API (aget, aput, asearch, ainvoke)"
+            "thread; on that loop, use the async API (the a* methods, ainvoke, astream)"
         )
     if not loop.is_running():
         call.close()
