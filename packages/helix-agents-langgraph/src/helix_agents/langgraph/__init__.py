@@ -8,6 +8,7 @@ docs/integrations/langgraph.md.
 from helix_agents.core.errors import StaleCheckpointError
 
 from .errors import CorruptRecordError, EventLoopError, UnstorableValueError
+from .memory_store import HelixMemoryStore
 from .saver import FORK, HelixCheckpointSaver
 
 __all__ = [
@@ -15,6 +16,7 @@ __all__ = [
     "CorruptRecordError",
     "EventLoopError",
     "HelixCheckpointSaver",
+    "HelixMemoryStore",
     "StaleCheckpointError",
     "UnstorableValueError",
 ]

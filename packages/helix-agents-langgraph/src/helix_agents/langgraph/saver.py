@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 from collections.abc import AsyncIterator, Coroutine, Iterable, Iterator, Sequence
 from typing import Any, TypeVar, cast
 
@@ -38,11 +37,12 @@ from ._layout import (
     write_key,
     writes_prefix,
 )
+from ._loops import run_on
 from ._records import Records, StoredCheckpoint
 from ._runs import Entry, RunIndex, check_thread
 from ._threads import ATTEMPTS, Threads, deleted_under
 from ._values import JsonValues, strict_serializer
-from .errors import CorruptRecordError, EventLoopError
+from .errors import CorruptRecordError
 
 __all__ = ["FORK", "HelixCheckpointSaver"]
 
@@ -51,7 +51,6 @@ FORK = "helix_fork"
 
 _T = TypeVar("_T")
 _WRITES_AT_ONCE = 10
-_POLL = 0.25  # how often a waiting sync call checks that the store's loop still runs
 _PendingWrite = tuple[str, str, Any]
 
 
@@ -554,38 +553,9 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
             self._loop = asyncio.get_running_loop()
 
     def _sync(self, call: Coroutine[Any, Any, _T]) -> _T:
-        """Run ``call`` on the store's loop from this thread; ``EventLoopError`` if it cannot.
-
-        The wait is bounded by the loop: if it stops (or never ran), the call fails
-        at once instead of waiting for a loop that will not run it (ADP-7).
-        """
-        loop = self._loop
-        try:
-            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if loop is None or running is loop:
-            call.close()
-            raise EventLoopError(
-                "HelixCheckpointSaver's sync methods run the store's calls on its event loop "
-                "from another thread; on that loop, use the async API (ainvoke, astream)"
-            )
-        if not loop.is_running():
-            call.close()
-            raise _loop_stopped()
-        future = asyncio.run_coroutine_threadsafe(call, loop)
-        while not concurrent.futures.wait([future], timeout=_POLL).done:
-            if not loop.is_running():
-                future.cancel()
-                raise _loop_stopped()
-        return future.result()
-
-
-def _loop_stopped() -> EventLoopError:
-    return EventLoopError(
-        "the event loop HelixCheckpointSaver's store runs on is not running (stopped or "
-        "closed): a sync call cannot reach the store; open the store on a running loop"
-    )
+        """Run ``call`` on the store's loop from this thread; ``EventLoopError`` if it cannot
+        (ADP-7: never a wait for a loop that will not run it)."""
+        return run_on(self._loop, call, "HelixCheckpointSaver")
 
 
 async def _collect(found: AsyncIterator[CheckpointTuple]) -> list[CheckpointTuple]:
