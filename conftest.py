@@ -4,12 +4,19 @@ package's tests find the same way (CONTRIBUTING.md); and the event loop of every
 test. contract_tests/support (the adapters' stores on four backends, the frameworks' own
 suites, lowest releases) goes on sys.path for every package's tests."""
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "contract_tests" / "support"))
+
+# logfire is in the dev environment only because the MCP SDK's own tests import it; its
+# pydantic plugin would import logfire and OpenTelemetry into every Python process the
+# tests start (each `helix-store` run, example and docs block: about a second each).
+# No user of ours has it unless they add it, so the tests' processes run without it.
+os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "logfire-plugin")
 
 pytest_plugins = [
     "pytester",
