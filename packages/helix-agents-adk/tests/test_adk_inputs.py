@@ -15,9 +15,12 @@ import pytest
 from adk_around import APP, name, sid_of, snapshot
 from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions
+from google.adk.memory.memory_entry import MemoryEntry
 from google.adk.sessions import Session
+from google.adk.tools.load_memory_tool import LoadMemoryResponse
 from google.genai import types
 from helix_backends import BACKENDS
+from pydantic import BaseModel
 from test_adk_contract import said
 
 from helix_agents.adk import AdkValidationError, HelixSessionService
@@ -217,3 +220,39 @@ async def test_adp4_a_state_delta_set_after_construction_is_checked_too(
         await service.append_event(session, event)
     assert_refusal(refused.value, sid_of("ada", "s1"))
     assert await store.get_message_count(sid_of("ada", "s1")) == 0
+
+
+def answered(response: dict[str, Any]) -> Event:
+    """A tool's answer event carrying ``response``."""
+    event = said("agent", "answer")
+    answer = types.FunctionResponse(id="call-1", name="load_memory", response=response)
+    event.content = types.Content(role="user", parts=[types.Part(function_response=answer)])
+    return event
+
+
+async def test_adp4_a_model_a_tool_returned_is_kept_as_its_json_form(
+    service: HelixSessionService,
+) -> None:
+    memories = LoadMemoryResponse(
+        memories=[MemoryEntry(content=types.Content(parts=[types.Part(text="Ada likes tea")]))]
+    )
+    session = await service.create_session(app_name=APP, user_id="ada", session_id="s1")
+    await service.append_event(session, answered({"result": memories}))
+    again = await service.get_session(app_name=APP, user_id="ada", session_id="s1")
+    assert again is not None
+    content = again.events[0].content
+    assert content is not None and content.parts
+    part = content.parts[0]
+    assert part.function_response is not None
+    # What ADK's database service gives back, and what the model is sent: the JSON form.
+    assert part.function_response.response == {"result": memories.model_dump(mode="json")}
+    # A model whose JSON form cannot be written is refused, as a plain value is.
+    with pytest.raises(AdkValidationError):
+        await service.append_event(session, answered({"result": Holder(value=Opaque())}))
+    assert len(session.events) == 1
+
+
+class Holder(BaseModel):
+    """A tool's answer holding any value."""
+
+    value: Any

@@ -1,7 +1,10 @@
 """ADP-4 and ADP-5 at the service's edge: what would not come back equal is refused first.
 
 An event is kept as its JSON text; it is accepted when that text reads back as an
-equal event and each of its fields is a JSON value core stores (depth, integers).
+equal event and each of its fields is a JSON value core stores (depth, integers). A
+pydantic model a tool returned, inside a function response, is the one exception: it is
+kept as its JSON form and reads back as that dict, as ADK's own database service keeps it
+(ADK's ``load_memory`` tool answers with one).
 A state is a map of string keys to JSON values core stores, with no tuple (it would
 come back a list). Every refusal is an :class:`AdkValidationError`, raised before
 the service writes anything.
@@ -15,6 +18,7 @@ from typing import Any
 
 from google.adk.events.event import Event
 from google.adk.sessions import State
+from pydantic import BaseModel
 
 from helix_agents.core import ScopedStateDelta, ValidationError
 from helix_agents.core.inputs import check_json
@@ -51,8 +55,9 @@ def event_json(event: Event, sid: str) -> str:
     try:
         text = event.model_dump_json()
         back = Event.model_validate_json(text)
-        if back != event:
-            raise _refused(sid, f"event{_difference(event, back)}")
+        expected = _models_as_json(event)
+        if back != expected:
+            raise _refused(sid, f"event{_difference(expected, back)}")
         with refusing():
             for name, value in back.model_dump(mode="json").items():
                 check_json(value, f"event.{name}", session_id=sid)
@@ -65,6 +70,43 @@ def event_json(event: Event, sid: str) -> str:
             sid, f"event{_unserializable(event)} cannot be stored as JSON: {_reason(exc)}"
         ) from exc
     return text
+
+
+def _models_as_json(event: Event) -> Event:
+    """``event`` with each pydantic model inside a function response as its JSON form (a
+    copy; ``event`` itself when it holds none)."""
+    parts = event.content.parts if event.content is not None else None
+    if not parts or not any(
+        part.function_response is not None and _holds_model(part.function_response.response)
+        for part in parts
+    ):
+        return event
+    copy = event.model_copy(deep=True)
+    for part in copy.content.parts if copy.content and copy.content.parts else ():
+        answer = part.function_response
+        if answer is not None and answer.response is not None:
+            answer.response = _as_json(answer.response)
+    return copy
+
+
+def _holds_model(value: object) -> bool:
+    if isinstance(value, BaseModel):
+        return True
+    if isinstance(value, dict):
+        return any(_holds_model(item) for item in value.values())
+    if isinstance(value, list | tuple):
+        return any(_holds_model(item) for item in value)
+    return False
+
+
+def _as_json(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, dict):
+        return {key: _as_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_as_json(item) for item in value]
+    return value
 
 
 def _reason(exc: BaseException) -> str:
