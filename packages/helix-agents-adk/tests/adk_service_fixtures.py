@@ -3,7 +3,8 @@
 ``artifacts`` is ADK's ``InMemoryArtifactService`` or ``FileArtifactService`` (the
 references the restated contract is checked against) or ``HelixArtifactService`` on
 memory, SQLite, PostgreSQL or Redis; ``memory`` likewise with ADK's
-``InMemoryMemoryService``. ``helix_store`` is the store under ours (tests of our rules).
+``InMemoryMemoryService``. Tests of our own rules use adk_fixtures.py's ``stores`` and
+``store``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from helix_backends import BACKENDS, Stores
 from helix_fixtures import found_server
 
 from helix_agents.adk import HelixArtifactService, HelixMemoryService
-from helix_agents.core import SessionStateStore
 
 ARTIFACT_SERVICES = ("adk-in-memory", "adk-file", *BACKENDS)
 MEMORY_SERVICES = ("adk-in-memory", *BACKENDS)
@@ -74,25 +74,3 @@ async def memory(memory_stores: Stores | None) -> AsyncIterator[BaseMemoryServic
         return
     async with memory_stores.store("main") as store:
         yield HelixMemoryService(store)
-
-
-@pytest.fixture(params=BACKENDS)
-def helix_stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Stores]:
-    """Stores on one backend, for the tests of our own rules; purged after the test."""
-    found = Stores(request.param, found_server(request, request.param), tmp_path)
-    yield found
-    found.purge()
-
-
-@pytest.fixture
-async def helix_store(helix_stores: Stores) -> AsyncIterator[SessionStateStore]:
-    """An open store on the test's backend."""
-    async with helix_stores.store("main") as opened:
-        yield opened
-
-
-@pytest.fixture
-async def helix_other_store(helix_stores: Stores) -> AsyncIterator[SessionStateStore]:
-    """A second store on the same data: another process, in effect."""
-    async with helix_stores.store("main") as opened:
-        yield opened

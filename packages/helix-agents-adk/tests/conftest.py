@@ -15,9 +15,6 @@ from adk_fixtures import other_service, service, store, stores
 from adk_service_fixtures import (
     artifact_stores,
     artifacts,
-    helix_other_store,
-    helix_store,
-    helix_stores,
     memory,
     memory_stores,
 )
@@ -25,9 +22,6 @@ from adk_service_fixtures import (
 __all__ = [
     "artifact_stores",
     "artifacts",
-    "helix_other_store",
-    "helix_store",
-    "helix_stores",
     "memory",
     "memory_stores",
     "other_service",
