@@ -160,9 +160,9 @@ class HelixMemoryService(BaseMemoryService):
         for run in runs:
             cursor = encode_message_cursor(sid, "asc", run[0]) if run[0] else None
             page = await self.store.page_messages(sid, limit=run[-1] - run[0] + 1, cursor=cursor)
-            for offset, row in enumerate(page.messages):
-                event = event_of(row, sid, run[0] + offset)
-                if run[0] + offset in wanted and event is not None:
+            for index, row in enumerate(page.messages, run[0]):
+                event = event_of(row, sid, index) if index in wanted else None
+                if event is not None:
                     events.append(event)
         return events
 
