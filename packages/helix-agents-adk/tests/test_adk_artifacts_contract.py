@@ -25,9 +25,14 @@ def blob(data: bytes, mime_type: str = "application/pdf") -> types.Part:
     return types.Part(inline_data=types.Blob(data=data, mime_type=mime_type))
 
 
-async def test_versions_count_from_zero_and_each_loads_back(
+async def test_versions_count_from_zero_load_back_and_carry_their_records(
     artifacts: BaseArtifactService,
 ) -> None:
+    names: dict[str, Any] = {**ADA, "session_id": "s1"}
+    assert await artifacts.load_artifact(**names, filename="doc") is None
+    assert await artifacts.list_versions(**names, filename="doc") == []
+    assert await artifacts.list_artifact_versions(**names, filename="doc") == []
+    assert await artifacts.get_artifact_version(**names, filename="doc") is None
     parts = [blob(b"v0"), blob(b"v1", "image/png"), types.Part(text="v2")]
     for n, part in enumerate(parts):
         saved = await artifacts.save_artifact(**ADA, session_id="s1", filename="doc", artifact=part)
@@ -38,19 +43,21 @@ async def test_versions_count_from_zero_and_each_loads_back(
         )
     assert await artifacts.load_artifact(**ADA, session_id="s1", filename="doc") == parts[-1]
     assert await artifacts.list_versions(**ADA, session_id="s1", filename="doc") == [0, 1, 2]
-
-
-async def test_missing_artifacts_and_versions_are_none_and_empty(
-    artifacts: BaseArtifactService,
-) -> None:
-    names: dict[str, Any] = {**ADA, "session_id": "s1"}
-    assert await artifacts.load_artifact(**names, filename="nope") is None
-    assert await artifacts.list_versions(**names, filename="nope") == []
-    assert await artifacts.list_artifact_versions(**names, filename="nope") == []
-    assert await artifacts.get_artifact_version(**names, filename="nope") is None
-    await artifacts.save_artifact(**names, filename="doc", artifact=blob(b"x"))
-    assert await artifacts.load_artifact(**names, filename="doc", version=1) is None
+    assert await artifacts.load_artifact(**names, filename="doc", version=3) is None
     assert await artifacts.get_artifact_version(**names, filename="doc", version=5) is None
+    # Each version's record: its number, mime type, metadata and a URI of its own.
+    names = {**names, "filename": "pic"}
+    await artifacts.save_artifact(**names, artifact=blob(b"a", "image/png"))
+    await artifacts.save_artifact(
+        **names, artifact=blob(b"b", "image/jpeg"), custom_metadata={"by": "ada", "n": [1, 2]}
+    )
+    records = await artifacts.list_artifact_versions(**names)
+    assert [r.version for r in records] == [0, 1]
+    assert [r.mime_type for r in records] == ["image/png", "image/jpeg"]
+    assert records[1].custom_metadata == {"by": "ada", "n": [1, 2]}
+    assert records[0].canonical_uri and records[0].canonical_uri != records[1].canonical_uri
+    latest = await artifacts.get_artifact_version(**names)
+    assert latest is not None and latest.version == 1 and latest.mime_type == "image/jpeg"
 
 
 async def test_session_scoped_artifacts_stay_in_their_session_user_ones_are_shared(
@@ -97,24 +104,7 @@ async def test_delete_removes_every_version_and_a_new_save_starts_again(
     assert await artifacts.load_artifact(**names, filename="doc") == blob(b"3")
 
 
-async def test_version_records_carry_mime_type_and_metadata(
-    artifacts: BaseArtifactService,
-) -> None:
-    names: dict[str, Any] = {**ADA, "session_id": "s1", "filename": "pic"}
-    await artifacts.save_artifact(**names, artifact=blob(b"a", "image/png"))
-    await artifacts.save_artifact(
-        **names, artifact=blob(b"b", "image/jpeg"), custom_metadata={"by": "ada", "n": [1, 2]}
-    )
-    records = await artifacts.list_artifact_versions(**names)
-    assert [r.version for r in records] == [0, 1]
-    assert [r.mime_type for r in records] == ["image/png", "image/jpeg"]
-    assert records[1].custom_metadata == {"by": "ada", "n": [1, 2]}
-    assert records[0].canonical_uri and records[0].canonical_uri != records[1].canonical_uri
-    latest = await artifacts.get_artifact_version(**names)
-    assert latest is not None and latest.version == 1 and latest.mime_type == "image/jpeg"
-
-
-async def test_binary_bytes_and_odd_filenames_round_trip_exactly(
+async def test_binary_bytes_odd_filenames_and_dicts_round_trip_exactly(
     artifacts: BaseArtifactService,
 ) -> None:
     every_byte = bytes(range(256)) * 4
@@ -132,14 +122,11 @@ async def test_binary_bytes_and_odd_filenames_round_trip_exactly(
         assert part.inline_data.data == every_byte
         assert part.inline_data.mime_type == "application/x-raw"
     assert await artifacts.list_artifact_keys(**ADA, session_id="s1") == sorted(filenames)
-
-
-async def test_a_dict_artifact_is_read_as_a_part(artifacts: BaseArtifactService) -> None:
+    # A plain dict (camelCase, as JSON clients send it) is read as a Part.
     raw = {"inlineData": {"data": "aGVsbG8=", "mimeType": "text/csv"}}
     await artifacts.save_artifact(**ADA, session_id="s1", filename="t.csv", artifact=raw)
-    assert await artifacts.load_artifact(**ADA, session_id="s1", filename="t.csv") == blob(
-        b"hello", "text/csv"
-    )
+    loaded = await artifacts.load_artifact(**ADA, session_id="s1", filename="t.csv")
+    assert loaded == blob(b"hello", "text/csv")
 
 
 async def test_concurrent_saves_of_one_filename_get_distinct_versions(

@@ -7,6 +7,7 @@ give (adk_around.name), so a test of the layout does not trust the adapter.
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 from typing import Any
 
@@ -25,10 +26,16 @@ from helix_agents.core import SessionStateStore
 from helix_agents.core.adapters import ADAPTER_KEY, mark
 from helix_agents.core.errors import ForeignSessionError
 
-pytestmark = [pytest.mark.anyio, pytest.mark.parametrize("stores", BACKENDS, indirect=True)]
+pytestmark = pytest.mark.anyio
+on_every_backend = pytest.mark.parametrize("stores", BACKENDS, indirect=True)
 
 LOG = name(APP, "ada", None, "artifacts")
 S1: dict[str, Any] = {"app_name": APP, "user_id": "ada", "session_id": "s1"}
+
+
+def part_owner(filename: str, version: int) -> str:
+    """The owner of the ``user`` map holding a version of ada's artifact in session s1."""
+    return json.dumps([APP, "ada", "s1", filename, version], separators=(",", ":"))
 
 
 def blob(data: bytes, mime_type: str = "application/octet-stream") -> types.Part:
@@ -40,11 +47,12 @@ async def everything(store: SessionStateStore) -> tuple[object, ...]:
     """The log's row count, its index and the first version's part map."""
     info = await store.get_session(LOG)
     index = await store.get_scoped_state("session", LOG) if info is not None else None
-    part = await store.get_scoped_state("user", name(APP, "ada", "s1", "doc", 0))  # type: ignore[arg-type]
+    part = await store.get_scoped_state("user", part_owner("doc", 0))
     return (info and info.message_count, index, part)
 
 
-async def test_adka1_the_log_layout_and_adka5_refusals_leave_it_unchanged(
+@on_every_backend
+async def test_adka1_the_log_layout_and_refusals_leave_it_unchanged(
     store: SessionStateStore,
 ) -> None:
     service = HelixArtifactService(store)
@@ -59,12 +67,6 @@ async def test_adka1_the_log_layout_and_adka5_refusals_leave_it_unchanged(
         "part": blob(b"\x00\xff", "image/png").model_dump(mode="json", exclude_none=True)
     }
 
-    huge = blob(b"x" * (MAX_ARTIFACT_BYTES * 3 // 4 + 1))
-    with pytest.raises(ArtifactTooLargeError) as too_large:
-        await service.save_artifact(**S1, filename="doc", artifact=huge)
-    err = too_large.value
-    assert (err.code, err.session_id, err.filename) == ("adk_artifact_too_large", LOG, "doc")
-    assert err.size > err.limit == MAX_ARTIFACT_BYTES
     refused = [
         {"artifact": types.Part()},  # no kind
         {"artifact": blob(b"1"), "custom_metadata": {"score": math.nan}},
@@ -79,30 +81,24 @@ async def test_adka1_the_log_layout_and_adka5_refusals_leave_it_unchanged(
     assert await everything(store) == before
 
 
+@on_every_backend
 async def test_adka2_saves_from_two_stores_at_once_get_every_version(stores: Stores) -> None:
     async with stores.store("main") as one, stores.store("main") as two:
         services = [HelixArtifactService(one), HelixArtifactService(two)]
         saves = [
             services[n % 2].save_artifact(**S1, filename="doc", artifact=blob(bytes([n])))
-            for n in range(10)
+            for n in range(6)
         ]
         versions = await asyncio.gather(*saves)
-        assert sorted(versions) == list(range(10))
+        assert sorted(versions) == list(range(6))
         for n, version in enumerate(versions):
             loaded = await services[1].load_artifact(**S1, filename="doc", version=version)
             assert loaded == blob(bytes([n]))
-        assert (await one.get_session(LOG)).message_count == 10  # type: ignore[union-attr]
+        assert (await one.get_session(LOG)).message_count == 6  # type: ignore[union-attr]
 
 
-async def test_adka6_delete_nulls_the_bytes(store: SessionStateStore) -> None:
-    service = HelixArtifactService(store)
-    await service.save_artifact(**S1, filename="doc", artifact=blob(b"secret"))
-    await service.delete_artifact(**S1, filename="doc")
-    assert await store.get_scoped_state("user", name(APP, "ada", "s1", "doc", 0)) == {"part": None}  # type: ignore[arg-type]
-    assert await store.get_scoped_state("session", LOG) == {name("s1", "doc"): None}
-
-
-async def test_adka7_references_follow_in_scope_and_rewinds_load_as_none(
+@on_every_backend
+async def test_adka7_references_and_rewinds_and_adka6_delete_nulls_the_bytes(
     store: SessionStateStore,
 ) -> None:
     service = HelixArtifactService(store)
@@ -120,8 +116,14 @@ async def test_adka7_references_follow_in_scope_and_rewinds_load_as_none(
     await service.save_artifact(**S1, filename="doc", artifact=blob(b""))  # ADK's rewind marker
     assert await service.load_artifact(**S1, filename="doc") is None
     assert await service.load_artifact(**S1, filename="doc", version=0) == blob(b"target")
+    # ADKA-6: a delete nulls the index entry and every version's bytes.
+    await service.delete_artifact(**S1, filename="doc")
+    for version in (0, 1):
+        assert await store.get_scoped_state("user", part_owner("doc", version)) == {"part": None}
+    assert (await store.get_scoped_state("session", LOG))[name("s1", "doc")] is None
 
 
+@on_every_backend
 async def test_adka8_another_adapters_session_is_refused_and_missing(
     store: SessionStateStore,
 ) -> None:
@@ -137,3 +139,16 @@ async def test_adka8_another_adapters_session_is_refused_and_missing(
     assert await service.load_artifact(**theirs, filename="doc") is None
     with pytest.raises(ForeignSessionError):
         await service.delete_artifact(**theirs, filename="doc")
+
+
+@pytest.mark.parametrize("stores", ["memory"], indirect=True)
+async def test_adka5_too_large_is_refused_before_the_store(store: SessionStateStore) -> None:
+    # Refused before the first store call (so one backend shows it): the log is not made.
+    service = HelixArtifactService(store)
+    huge = blob(b"x" * (MAX_ARTIFACT_BYTES * 3 // 4 + 1))
+    with pytest.raises(ArtifactTooLargeError) as too_large:
+        await service.save_artifact(**S1, filename="doc", artifact=huge)
+    err = too_large.value
+    assert (err.code, err.session_id, err.filename) == ("adk_artifact_too_large", LOG, "doc")
+    assert err.size > err.limit == MAX_ARTIFACT_BYTES
+    assert await store.get_session(LOG) is None

@@ -31,7 +31,7 @@ def said(text: str, **fields: object) -> Event:
     return Event(author="user", content=content, **fields)
 
 
-async def test_adkm1_the_archive_and_adkm4_refusals_leave_it_unchanged(
+async def test_adkm1_the_archive_adkm4_refusals_and_adkm3_reading_hits_back(
     store: SessionStateStore,
 ) -> None:
     memory = HelixMemoryService(store)
@@ -59,6 +59,16 @@ async def test_adkm1_the_archive_and_adkm4_refusals_leave_it_unchanged(
     assert (await store.get_session(ARCHIVE)).message_count == 1  # type: ignore[union-attr]
     assert await store.get_scoped_state("user", owner) == {"events": [kept.id]}
 
+    # ADKM-3: hits far apart come back from pages of their own, ranked as ADK ranks.
+    fillers = [said(f"filler {n}") for n in range(60)]
+    first, last = said("Paris in spring"), said("paris again, in autumn")
+    events = [first, *fillers, last]
+    await memory.add_session_to_memory(Session(id="s2", app_name=APP, user_id="ada", events=events))
+    found = await memory.search_memory(app_name=APP, user_id="ada", query="PARIS")
+    # Rows far apart come back from their own pages; equal scores oldest first.
+    assert [m.id for m in found.memories] == [first.id, last.id]
+    assert found.memories[1].content == last.content
+
 
 async def test_adkm2_adds_from_two_stores_at_once_archive_each_event_once(stores: Stores) -> None:
     events = [said(f"fact number {n}") for n in range(6)]
@@ -75,17 +85,3 @@ async def test_adkm2_adds_from_two_stores_at_once_archive_each_event_once(stores
         assert sorted(str(r.content) for r in rows) == sorted(f"fact number {n}" for n in range(5))
         found = await services[1].search_memory(app_name=APP, user_id="ada", query="fact")
         assert len(found.memories) == 5
-
-
-async def test_adkm3_a_search_reads_the_archive_through_history_search(
-    store: SessionStateStore,
-) -> None:
-    memory = HelixMemoryService(store)
-    fillers = [said(f"filler {n}") for n in range(60)]
-    first, last = said("Paris in spring"), said("paris again, in autumn")
-    events = [first, *fillers, last]
-    await memory.add_session_to_memory(Session(id="s1", app_name=APP, user_id="ada", events=events))
-    found = await memory.search_memory(app_name=APP, user_id="ada", query="PARIS")
-    # Rows far apart come back from their own pages; equal scores oldest first.
-    assert [m.id for m in found.memories] == [first.id, last.id]
-    assert found.memories[1].content == last.content
