@@ -133,6 +133,8 @@ async def test_adka8_another_adapters_session_is_refused_and_missing(
     with pytest.raises(ForeignSessionError) as refused:
         await service.save_artifact(**theirs, filename="doc", artifact=blob(b"1"))
     assert refused.value.session_id == sid_of("ada", "theirs")
+    with pytest.raises(AdkValidationError):  # ids past 512 bytes: refused before any write
+        await service.save_artifact(**S1, filename="n" * 500, artifact=blob(b"1"))
     assert await store.get_session(LOG) is None  # nothing written, not even the log
     await service.save_artifact(**theirs, filename="user:shared", artifact=blob(b"u"))
     assert await service.list_artifact_keys(**theirs) == ["user:shared"]

@@ -17,6 +17,7 @@ from helix_agents.core import (
     SessionNotFoundError,
     SessionStateStore,
 )
+from helix_agents.core.inputs import check_id
 from helix_agents.core.scoped import MAX_SCOPED_KEYS
 
 from ._side_sessions import ensure_side_session, owner_id, readable_side_session
@@ -27,6 +28,7 @@ ARTIFACT_FIELD = "adk_artifact"
 """The provider field of a log row: which artifact and version the commit saved or deleted."""
 
 _MAX_TRIES = 64
+_MAX_VERSION = 10**18
 # The index entry takes one key of a commit; the rest may null version parts.
 _PARTS_PER_COMMIT = MAX_SCOPED_KEYS - 2
 
@@ -61,6 +63,13 @@ class ArtifactLog:
     def part_owner(self, session_id: str | None, filename: str, version: int) -> str:
         """The owner of the ``user`` map holding one version's part."""
         return owner_id(self.app_name, self.user_id, session_id, filename, version)
+
+    def check_names(self, session_id: str | None, filename: str) -> None:
+        """Refuse, before any write, an artifact whose index key or part owners are not ids."""
+        check_id(index_key(session_id, filename), "artifact key", session_id=self.sid)
+        # The longest a version number gets: every version's owner fits if this one does.
+        owner = self.part_owner(session_id, filename, _MAX_VERSION)
+        check_id(owner, "artifact owner", session_id=self.sid)
 
     async def index(self) -> dict[str, Any]:
         """The index (``{}`` while the log does not exist or is another adapter's)."""

@@ -88,4 +88,4 @@ def checked_metadata(metadata: dict[str, Any] | None, sid: str, filename: str) -
 
 def is_rewind_marker(part: types.Part) -> bool:
     """Whether ``part`` is ADK's rewind marker (an empty octet-stream blob)."""
-    return part == _REWIND_MARKER or part == types.Part()
+    return part == _REWIND_MARKER

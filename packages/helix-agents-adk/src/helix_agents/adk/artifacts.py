@@ -84,6 +84,7 @@ class HelixArtifactService(BaseArtifactService):
             )
 
         with refusing():
+            log.check_names(scope, filename)
             await self._check_session(app_name, user_id, scope, write=True)
             return await log.save(scope, filename, data, record)
 

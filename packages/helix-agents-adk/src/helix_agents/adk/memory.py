@@ -22,6 +22,7 @@ from helix_agents.core import (
 from helix_agents.core.adapters import check_writable
 from helix_agents.core.backend import encode_message_cursor
 from helix_agents.core.context import MAX_HISTORY_LIMIT, ContextStore
+from helix_agents.core.inputs import check_id
 from helix_agents.core.limits import MAX_PAGE
 
 from . import _names
@@ -89,6 +90,9 @@ class HelixMemoryService(BaseMemoryService):
         rows = {e.id: row_of(e, event_json(e, sid)) for e in kept}  # refused before writing
         owner = owner_id(app_name, user_id, session_id, "memory")
         with refusing():
+            check_id(owner, "memory owner", session_id=sid)
+            if not rows:
+                return
             if session_id is not None:
                 info = await adk_session(self.store, app_name, user_id, session_id)
                 if info is not None:
