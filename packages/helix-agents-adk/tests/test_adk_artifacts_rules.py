@@ -22,7 +22,7 @@ from helix_agents.adk import (
     ArtifactTooLargeError,
     HelixArtifactService,
 )
-from helix_agents.core import SessionStateStore
+from helix_agents.core import MessageCommit, ScopedStateDelta, SessionStateStore
 from helix_agents.core.adapters import ADAPTER_KEY, mark
 from helix_agents.core.errors import ForeignSessionError
 
@@ -33,8 +33,9 @@ LOG = name(APP, "ada", None, "artifacts")
 S1: dict[str, Any] = {"app_name": APP, "user_id": "ada", "session_id": "s1"}
 
 
-def part_owner(filename: str, version: int) -> str:
-    """The owner of the ``user`` map holding a version of ada's artifact in session s1."""
+def part_owner(filename: str, version: int | str) -> str:
+    """The owner of a ``user`` map of ada's artifact in session s1: a version's part, or
+    its records (``version="versions"``)."""
     return json.dumps([APP, "ada", "s1", filename, version], separators=(",", ":"))
 
 
@@ -44,11 +45,12 @@ def blob(data: bytes, mime_type: str = "application/octet-stream") -> types.Part
 
 
 async def everything(store: SessionStateStore) -> tuple[object, ...]:
-    """The log's row count, its index and the first version's part map."""
+    """The log's row count, its index, the records and the first version's part map."""
     info = await store.get_session(LOG)
     index = await store.get_scoped_state("session", LOG) if info is not None else None
+    records = await store.get_scoped_state("user", part_owner("doc", "versions"))
     part = await store.get_scoped_state("user", part_owner("doc", 0))
-    return (info and info.message_count, index, part)
+    return (info and info.message_count, index, records, part)
 
 
 @on_every_backend
@@ -59,11 +61,11 @@ async def test_adka1_the_log_layout_and_refusals_leave_it_unchanged(
     await service.save_artifact(**S1, filename="doc", artifact=blob(b"\x00\xff", "image/png"))
     info = await store.get_session(LOG)
     assert info is not None and info.metadata[ADAPTER_KEY] == "adk" and info.user_id is None
-    index: dict[str, Any] = await store.get_scoped_state("session", LOG)
-    assert list(index) == [name("s1", "doc")]
-    assert index[name("s1", "doc")][0]["mime_type"] == "image/png"
+    assert await store.get_scoped_state("session", LOG) == {name("s1", "doc"): 1}
+    records: dict[str, Any] = await store.get_scoped_state("user", part_owner("doc", "versions"))
+    assert [r["mime_type"] for r in records["versions"]] == ["image/png"]
     before = await everything(store)
-    assert before[2] == {
+    assert before[3] == {
         "part": blob(b"\x00\xff", "image/png").model_dump(mode="json", exclude_none=True)
     }
 
@@ -121,6 +123,7 @@ async def test_adka7_references_and_rewinds_and_adka6_delete_nulls_the_bytes(
     for version in (0, 1):
         assert await store.get_scoped_state("user", part_owner("doc", version)) == {"part": None}
     assert (await store.get_scoped_state("session", LOG))[name("s1", "doc")] is None
+    assert await store.get_scoped_state("user", part_owner("doc", "versions")) == {"versions": None}
 
 
 @on_every_backend
@@ -154,3 +157,33 @@ async def test_adka5_too_large_is_refused_before_the_store(store: SessionStateSt
     assert (err.code, err.session_id, err.filename) == ("adk_artifact_too_large", LOG, "doc")
     assert err.size > err.limit == MAX_ARTIFACT_BYTES
     assert await store.get_session(LOG) is None
+
+
+@pytest.mark.parametrize("stores", ["memory", "sqlite"], indirect=True)
+async def test_adka6_an_artifact_of_600_versions_is_deleted_in_several_commits(
+    store: SessionStateStore,
+) -> None:
+    service = HelixArtifactService(store)
+    await service.save_artifact(**S1, filename="doc", artifact=blob(b"0"))
+    # 599 more versions written around the service (600 saves would take seconds).
+    stored: dict[str, Any] = await store.get_scoped_state("user", part_owner("doc", "versions"))
+    [record] = stored["versions"]
+    records = [{**record, "version": v} for v in range(600)]
+    parts = [
+        ScopedStateDelta(scope="user", owner=part_owner("doc", v), changes={"part": {"text": "x"}})
+        for v in range(1, 600)
+    ]
+    entry = (
+        ScopedStateDelta(scope="session", changes={name("s1", "doc"): 600}),
+        ScopedStateDelta(
+            scope="user", owner=part_owner("doc", "versions"), changes={"versions": records}
+        ),
+    )
+    await store.append_messages(LOG, MessageCommit(scoped_state=(*entry, *parts[:400])))
+    await store.append_messages(LOG, MessageCommit(scoped_state=tuple(parts[400:])))
+    assert await service.list_versions(**S1, filename="doc") == list(range(600))
+    await service.delete_artifact(**S1, filename="doc")
+    for version in (0, 1, 497, 498, 599):
+        assert await store.get_scoped_state("user", part_owner("doc", version)) == {"part": None}
+    assert await service.list_artifact_keys(**S1) == []
+    assert await service.save_artifact(**S1, filename="doc", artifact=blob(b"new")) == 0

@@ -1,4 +1,5 @@
-"""The artifact log of one ADK user: its index and the commits that change it (ADKA-1, -2, -6)."""
+"""The artifact log of one ADK user: its index, records and parts, and the commits that
+change them (ADKA-1, -2, -6)."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ ARTIFACT_FIELD = "adk_artifact"
 
 _MAX_TRIES = 64
 _MAX_VERSION = 10**18
-# The index entry takes one key of a commit; the rest may null version parts.
+# The index entry and the records take two keys of a commit; the rest may null parts.
 _PARTS_PER_COMMIT = MAX_SCOPED_KEYS - 2
 
 
@@ -61,12 +62,17 @@ class ArtifactLog:
         self.user_id = user_id
 
     def part_owner(self, session_id: str | None, filename: str, version: int) -> str:
-        """The owner of the ``user`` map holding one version's part."""
+        """The owner of the ``user`` map holding one version's part (key ``part``)."""
         return owner_id(self.app_name, self.user_id, session_id, filename, version)
 
+    def records_owner(self, session_id: str | None, filename: str) -> str:
+        """The owner of the ``user`` map holding the artifact's records (key ``versions``)."""
+        return owner_id(self.app_name, self.user_id, session_id, filename, "versions")
+
     def check_names(self, session_id: str | None, filename: str) -> None:
-        """Refuse, before any write, an artifact whose index key or part owners are not ids."""
+        """Refuse, before any write, an artifact whose key or owners are not ids."""
         check_id(index_key(session_id, filename), "artifact key", session_id=self.sid)
+        check_id(self.records_owner(session_id, filename), "artifact owner", session_id=self.sid)
         # The longest a version number gets: every version's owner fits if this one does.
         owner = self.part_owner(session_id, filename, _MAX_VERSION)
         check_id(owner, "artifact owner", session_id=self.sid)
@@ -82,7 +88,9 @@ class ArtifactLog:
 
     async def versions(self, session_id: str | None, filename: str) -> list[ArtifactVersion]:
         """The version records of one artifact, oldest first."""
-        records = _records(await self.index(), index_key(session_id, filename))
+        if await readable_side_session(self.store, self.sid) is None:
+            return []
+        records = await self._records(session_id, filename)
         return [ArtifactVersion.model_validate(record) for record in records]
 
     async def save(
@@ -93,11 +101,10 @@ class ArtifactLog:
         record: Callable[[int], ArtifactVersion],
     ) -> int:
         """Append a version (its record made by ``record(number)``) and return its number."""
-        key = index_key(session_id, filename)
         count = (await ensure_side_session(self.store, self.sid, "artifacts")).message_count
         for _ in range(_MAX_TRIES):
-            # The count first, then the index: an index newer than the count fails the commit.
-            records = _records(await self.store.get_scoped_state("session", self.sid), key)
+            # The count first, then the records: records newer than the count fail the commit.
+            records = await self._records(session_id, filename)
             version = len(records)
             records.append(record(version).model_dump(mode="json"))
             owner = self.part_owner(session_id, filename, version)
@@ -105,7 +112,7 @@ class ArtifactLog:
                 messages=(self._row(session_id, filename, version),),
                 expect_message_count=count,
                 scoped_state=(
-                    ScopedStateDelta(scope="session", changes={key: records}),
+                    *self._entry(session_id, filename, version + 1, records),
                     ScopedStateDelta(scope="user", owner=owner, changes={"part": part}),
                 ),
             )
@@ -121,16 +128,14 @@ class ArtifactLog:
         )
 
     async def delete(self, session_id: str | None, filename: str) -> None:
-        """Null the index entry and every version's part (ADKA-6)."""
-        key = index_key(session_id, filename)
+        """Null the index entry, the records and every version's part (ADKA-6)."""
         if await readable_side_session(self.store, self.sid) is None:
             return
         for _ in range(_MAX_TRIES):
             count = await self.store.get_message_count(self.sid)
-            records = _records(await self.store.get_scoped_state("session", self.sid), key)
-            if not records:
+            versions = list(range(len(await self._records(session_id, filename))))
+            if not versions:
                 return
-            versions = list(range(len(records)))
             # Beyond one commit's keys: the newest versions' bytes go first, unfenced.
             while len(versions) > _PARTS_PER_COMMIT:
                 newest = versions[-_PARTS_PER_COMMIT:]
@@ -145,7 +150,7 @@ class ArtifactLog:
                 messages=(self._row(session_id, filename, None),),
                 expect_message_count=count,
                 scoped_state=(
-                    ScopedStateDelta(scope="session", changes={key: None}),
+                    *self._entry(session_id, filename, None, None),
                     *self._nulls(session_id, filename, versions),
                 ),
             )
@@ -157,6 +162,25 @@ class ArtifactLog:
         raise MessageCountConflictError(
             f"session {self.sid!r}: deleting artifact {filename!r} lost {_MAX_TRIES} races",
             session_id=self.sid,
+        )
+
+    async def _records(self, session_id: str | None, filename: str) -> list[Any]:
+        """The artifact's records as stored (a deleted or missing artifact has none)."""
+        stored = await self.store.get_scoped_state("user", self.records_owner(session_id, filename))
+        records = stored.get("versions")
+        return list(records) if isinstance(records, list) else []
+
+    def _entry(
+        self, session_id: str | None, filename: str, count: int | None, records: list[Any] | None
+    ) -> tuple[ScopedStateDelta, ScopedStateDelta]:
+        """The index entry (the version count) and the records, as two deltas."""
+        return (
+            ScopedStateDelta(scope="session", changes={index_key(session_id, filename): count}),
+            ScopedStateDelta(
+                scope="user",
+                owner=self.records_owner(session_id, filename),
+                changes={"versions": records},
+            ),
         )
 
     def _nulls(
@@ -174,9 +198,3 @@ class ArtifactLog:
     def _row(self, session_id: str | None, filename: str, version: int | None) -> ChatMessage:
         saved: JsonObject = {"session_id": session_id, "filename": filename, "version": version}
         return ChatMessage(role="assistant", content=None, **{ARTIFACT_FIELD: saved})
-
-
-def _records(index: JsonObject, key: str) -> list[Any]:
-    """The version records under ``key`` (a deleted or missing entry has none)."""
-    records = index.get(key)
-    return list(records) if isinstance(records, list) else []
