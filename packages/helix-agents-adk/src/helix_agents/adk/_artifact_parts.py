@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from google.adk.artifacts import artifact_util
+from google.adk.artifacts.base_artifact_service import ArtifactVersion
 from google.genai import types
 
 from helix_agents.core import JsonObject
@@ -55,7 +56,7 @@ def stored_part(part: types.Part, sid: str, filename: str) -> JsonObject:
         raise _refused(sid, filename, "would not come back equal from its JSON")
     data: JsonObject = back.model_dump(mode="json", exclude_none=True)
     with refusing():
-        check_json(data, f"artifact {filename!r}", session_id=sid)
+        check_json({"part": data}, f"artifact {filename!r}", session_id=sid)  # as stored
     return data
 
 
@@ -74,16 +75,24 @@ def mime_type_of(part: types.Part, sid: str, filename: str) -> str | None:
 
 
 def checked_metadata(metadata: dict[str, Any] | None, sid: str, filename: str) -> JsonObject:
-    """``custom_metadata`` if it is a JSON object core stores (``{}`` for none)."""
+    """``custom_metadata`` if it comes back equal from JSON and fits in its record as stored."""
     if metadata is None:
         return {}
     if not isinstance(metadata, dict):
-        raise _refused(
-            sid, filename, f"custom_metadata must be a dict, got {type(metadata).__name__}"
-        )
+        got = type(metadata).__name__
+        raise _refused(sid, filename, f"custom_metadata must be a dict, got {got}")
+    try:
+        record = ArtifactVersion(version=0, canonical_uri="", custom_metadata=metadata)
+        dumped = record.model_dump(mode="json")["custom_metadata"]
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise _refused(sid, filename, f"custom_metadata cannot be stored as JSON: {exc}") from exc
     with refusing():
-        check_json(metadata, "custom_metadata", session_id=sid)
-    return dict(metadata)
+        # As stored: inside the list of records of the artifact's records map.
+        check_json({"versions": [{"custom_metadata": dumped}]}, "record", session_id=sid)
+    if dumped != metadata:
+        # A tuple, a NaN, a datetime: JSON would hand back something else.
+        raise _refused(sid, filename, "custom_metadata would not come back equal from JSON")
+    return dict(dumped)
 
 
 def is_rewind_marker(part: types.Part) -> bool:
