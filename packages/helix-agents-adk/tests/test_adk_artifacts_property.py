@@ -34,7 +34,7 @@ from helix_agents.contract._hostile import (
 from helix_agents.core import SessionStateStore
 
 PROFILE = settings(
-    max_examples=60,
+    max_examples=40,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
