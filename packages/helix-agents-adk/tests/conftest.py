@@ -1,4 +1,5 @@
-"""Puts the test helpers on sys.path and registers the fixtures of adk_fixtures.py.
+"""Puts the test helpers on sys.path and registers the fixtures of adk_fixtures.py
+and adk_service_fixtures.py.
 
 Stores and servers come from contract_tests/support (helix_backends.py,
 helix_fixtures.py): one definition of "where is the test server". Kept to these lines
@@ -11,5 +12,20 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 from adk_fixtures import other_service, service, store, stores
+from adk_service_fixtures import (
+    artifact_stores,
+    artifacts,
+    memory,
+    memory_stores,
+)
 
-__all__ = ["other_service", "service", "store", "stores"]
+__all__ = [
+    "artifact_stores",
+    "artifacts",
+    "memory",
+    "memory_stores",
+    "other_service",
+    "service",
+    "store",
+    "stores",
+]
