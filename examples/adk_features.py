@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from google.adk.agents import LlmAgent
+from google.adk.apps import App
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
@@ -102,9 +103,8 @@ async def run_once(
     plugin: HelixPlugin, agent: LlmAgent, session_id: str, text: str | types.Content
 ) -> str:
     """One ``run_async`` invocation: its last text."""
-    runner = Runner(
-        app_name=APP, agent=agent, session_service=plugin.session_service, plugins=[plugin]
-    )
+    app = App(name=APP, root_agent=agent, plugins=[plugin])
+    runner = Runner(app=app, session_service=plugin.session_service)
     message = (
         text if isinstance(text, types.Content) else types.Content(role="user", parts=[say(text)])
     )

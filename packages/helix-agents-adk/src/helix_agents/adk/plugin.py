@@ -1,10 +1,10 @@
 """``HelixPlugin``: each ``Runner.run_async`` one run of the store (ADKF-1..ADKF-9).
 
-Wired in with ADK's own extension points, a plugin and a session service::
+Wired in with ADK's own extension points, a plugin of the app and a session service::
 
     plugin = HelixPlugin(store)
-    runner = Runner(app_name="travel", agent=agent,
-                    session_service=plugin.session_service, plugins=[plugin])
+    app = App(name="travel", root_agent=agent, plugins=[plugin])
+    runner = Runner(app=app, session_service=plugin.session_service)
 
 See docs/integrations/adk.md.
 """
@@ -65,11 +65,12 @@ class HelixPlugin(BasePlugin):
     """Brings the store's runs to ADK's ``Runner``: context items, fencing, late answers,
     approvals, and the context strategies.
 
-    Give the runner both :attr:`session_service` (a ``HelixSessionService`` whose events
-    are fenced by the plugin's runs) and the plugin. Each ``run_async`` invocation starts
-    a run of the store before its user event is stored, superseding the session's run
-    before it; it ends ``completed``, ``failed``, or ``awaiting_approval`` when it stopped
-    on tool confirmations (recorded as pending approvals).
+    Give the app the plugin and the runner :attr:`session_service` (a
+    ``HelixSessionService`` whose events are fenced by the plugin's runs). Each
+    ``run_async`` invocation starts a run of the store before its user event is stored,
+    superseding the session's run before it; it ends ``completed``, ``failed``, or
+    ``awaiting_approval`` when it stopped on tool confirmations (recorded as pending
+    approvals).
 
     ``strategy`` (``static``, ``hybrid``, ``dynamic``; default: the session's, else
     ``hybrid``) is kept with the session. Under ``hybrid`` and ``dynamic`` a tool result
