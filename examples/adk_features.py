@@ -10,8 +10,10 @@ file; a ``postgresql://`` URL works the same). It needs no network: a scripted m
 3. a tool confirmation becomes a pending approval; a *second process* (this script,
    started again with ``--decide``) lists it, resolves it (a second resolve says
    ``already-resolved``) and resumes the invocation there;
-4. under ``hybrid``, a 40,000-character tool result reaches the model as its summary and
-   is read back with ``read_tool_output(grep=...)``; a later run keeps the strategy.
+4. under ``dynamic``, a 40,000-character tool result reaches the model as its summary and
+   is read back with ``read_tool_output(grep=...)``; a tool source is activated; a later
+   run (a restart) keeps the strategy and the activation, and ``recall_history`` finds
+   what was done.
 
 See docs/integrations/adk.md.
 """
@@ -222,9 +224,20 @@ def server_log() -> str:
     )
 
 
+def restart_service(name: str) -> str:
+    """Restart a service."""
+    return f"{name} restarted"
+
+
+def offered(request: LlmRequest) -> list[str]:
+    """The names of the tools a request offers."""
+    return sorted(request.tools_dict)
+
+
 async def strategies(store: SessionStateStore, session_id: str) -> None:
-    print("\n== 4. hybrid: a large result offloaded and read back; the strategy kept")
-    plugin = HelixPlugin(store, strategy="hybrid")
+    print("\n== 4. dynamic: a large result offloaded and read back; a tool source activated")
+    sources = {"ops": [restart_service]}
+    plugin = HelixPlugin(store, strategy="dynamic", tool_sources=sources)
     await plugin.session_service.create_session(app_name=APP, user_id=USER, session_id=session_id)
 
     def read_back(request: LlmRequest) -> types.Part:
@@ -233,24 +246,30 @@ async def strategies(store: SessionStateStore, session_id: str) -> None:
         output_id = "out-" + summary.split("out-", 1)[1].split()[0]
         return call("read_tool_output", {"output_id": output_id, "grep": "ERROR"}, "c-2")
 
-    def answer(request: LlmRequest) -> types.Part:
+    def activate(request: LlmRequest) -> types.Part:
         text = result_text(request)
         print("read back:", [line for line in text.splitlines() if "ERROR" in line])
-        return say("The disk is full.")
+        print("offered:", offered(request))
+        return call("activate_tool_source", {"source_name": "ops"}, "c-3")
 
-    model = scripted(call("server_log", {}, "c-1"), read_back, answer)
+    def restart(request: LlmRequest) -> types.Part:
+        print("offered after the activation:", offered(request))
+        return call("restart_service", {"name": "db"}, "c-4")
+
+    model = scripted(call("server_log", {}, "c-1"), read_back, activate, restart, say("Fixed."))
     agent = LlmAgent(name="ops", model=model, tools=[server_log, *plugin.tools])
     print("agent>", await run_once(plugin, agent, session_id, "What broke?"))
-    later = HelixPlugin(store)  # a restart: no strategy given
+    later = HelixPlugin(store, tool_sources=sources)  # a restart: no strategy given
 
     def recalled(request: LlmRequest) -> types.Part:
         hits = result_text(request)
-        print("recalled:", [line for line in hits.splitlines() if "disk" in line][:1])
+        print("recalled:", [line for line in hits.splitlines() if "broke" in line][:1])
+        print("next run offers:", offered(request))
         return say("All good.")
 
-    model = scripted(call("recall_history", {"grep": "disk"}, "c-3"), recalled)
-    agent = LlmAgent(name="ops", model=model, tools=later.tools)
-    await run_once(later, agent, session_id, "What did we find?")
+    model = scripted(call("recall_history", {"grep": "broke"}, "c-5"), recalled)
+    agent = LlmAgent(name="ops", model=model, tools=[server_log, *later.tools])
+    await run_once(later, agent, session_id, "What did we do?")
     kept = await store.get_scoped_state("session", session_key(APP, USER, session_id))
     print("next run: strategy", kept[STRATEGY_KEY])
 

@@ -1,4 +1,4 @@
-"""examples/adk_features.py shows ADKF-1..ADKF-8 end to end, on SQLite and PostgreSQL,
+"""examples/adk_features.py shows ADKF-1..ADKF-9 end to end, on SQLite and PostgreSQL,
 with the confirmation decided and resumed in a second process."""
 
 from __future__ import annotations
@@ -31,9 +31,13 @@ def check(out: str) -> None:
     assert "back in the first process: run completed, 0 pending approvals" in out
     assert "model saw: [Output stored as out-" in out and "500 lines]" in out
     assert "read back: ['378: 00377 ERROR disk full']" in out
-    assert "agent> The disk is full." in out
-    assert "recalled: ['row 5 (assistant) line 1: The disk is full.']" in out
-    assert "next run: strategy hybrid" in out
+    tools = "'read_tool_output', 'recall_history'"
+    assert f"offered: ['activate_tool_source', {tools}, 'server_log']" in out
+    assert f"offered after the activation: [{tools}, 'restart_service', 'server_log']" in out
+    assert "agent> Fixed." in out
+    assert "recalled: ['row 0 (user) line 1: What broke?']" in out
+    assert f"next run offers: [{tools}, 'restart_service', 'server_log']" in out
+    assert "next run: strategy dynamic" in out
 
 
 def test_example_features_on_sqlite(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """HelixPlugin's runs on every backend: ADKF-1 (delivery), ADKF-2/3 (fencing, late answers),
-ADKF-6..8 (offload, the context tools, the strategy kept). Each reads around the plugin
-through the store."""
+ADKF-6..9 (offload, the context tools, the strategy kept, lazy tool sources). Each reads
+around the plugin through the store."""
 
 from __future__ import annotations
 
@@ -155,3 +155,44 @@ async def test_adkf6_to_adkf8_offload_read_back_recall_and_strategy_kept(
         await run(static, agent, user("Again?"))
         assert result_of(model.requests[1])["result"] == server_log()
     assert (await store.get_scoped_state("session", SID))[STRATEGY_KEY] == "static"
+
+
+def restart_service(name: str) -> str:
+    """Restart a service."""
+    return f"{name} restarted"
+
+
+async def test_adkf9_dynamic_offers_a_source_once_activated_and_after_a_restart(
+    stores: Stores, store: SessionStateStore
+) -> None:
+    sources = {"ops": [restart_service]}
+    plugin = HelixPlugin(store, strategy="dynamic", tool_sources=sources)
+    await plugin.session_service.create_session(app_name=APP, user_id=USER, session_id="s1")
+    model = scripted(
+        call("restart_service", {"name": "db"}, "c-0"),  # not offered yet: ADK refuses it
+        call("activate_tool_source", {"source_name": "ops"}, "c-1"),
+        call("restart_service", {"name": "db"}, "c-2"),
+        say("Restarted."),
+    )
+    agent = LlmAgent(name="ops", model=model, tools=plugin.tools)
+    assert await run(plugin, agent, user("Restart db")) == ["Restarted."]
+    offered = [sorted(r.tools_dict) for r in model.requests]
+    before = ["activate_tool_source", "read_tool_output", "recall_history"]
+    after = ["read_tool_output", "recall_history", "restart_service"]
+    assert offered == [before, before, after, after]
+    assert "## Available Tool Sources" in str(model.requests[0].config.system_instruction)
+    assert "restart_service" in str(result_of(model.requests[1]))  # refused: not offered
+    assert "db restarted" not in str(result_of(model.requests[1]))
+    assert result_of(model.requests[3]) == {"result": "db restarted"}
+    assert [(row.kind, row.source) for row in await _context_rows(store)] == [("tools", "ops")]
+    # Another process, no strategy given: the session's, and the activation replayed.
+    async with stores.store("main") as other:
+        later = HelixPlugin(other, tool_sources=sources)
+        model = scripted(say("Ok."))
+        await run(later, LlmAgent(name="ops", model=model, tools=later.tools), user("Still?"))
+    assert sorted(model.requests[0].tools_dict) == [
+        "read_tool_output",
+        "recall_history",
+        "restart_service",
+    ]
+    assert "Available Tool Sources" not in str(model.requests[0].config.system_instruction)

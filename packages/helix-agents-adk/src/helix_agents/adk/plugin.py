@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import uuid
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -24,7 +25,6 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.plugins import BasePlugin
 from google.adk.tools.base_tool import BaseTool
-from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
@@ -48,6 +48,7 @@ from helix_agents.core.context import (
 )
 
 from ._context import context_event, delivery_commit
+from ._disclosure import Disclosure, ToolLike, hide
 from ._runs import Run, Runs, RunSessionService, session_key
 from .approvals import confirmation_calls, pause_checkpoint_id, pending_approval
 from .service import _marker, _set_marker
@@ -75,7 +76,10 @@ class HelixPlugin(BasePlugin):
     ``strategy`` (``static``, ``hybrid``, ``dynamic``; default: the session's, else
     ``hybrid``) is kept with the session. Under ``hybrid`` and ``dynamic`` a tool result
     over ``budget.offload_tokens`` is stored and replaced by its offload summary, and
-    :attr:`tools` (``read_tool_output``, ``recall_history``) go on the agent.
+    :attr:`tools` (``read_tool_output``, ``recall_history``) go on the agent. Under
+    ``dynamic``, the tools of ``tool_sources`` (source name -> tools) are offered once the
+    model activated their source with ``activate_tool_source``, which the catalog at the
+    end of the instructions offers (ADKF-9); under the others, all of them.
     """
 
     def __init__(
@@ -84,6 +88,7 @@ class HelixPlugin(BasePlugin):
         *,
         strategy: ContextStrategy | None = None,
         budget: Budget | None = None,
+        tool_sources: Mapping[str, Sequence[ToolLike]] | None = None,
         name: str = "helix",
     ) -> None:
         super().__init__(name)
@@ -95,8 +100,15 @@ class HelixPlugin(BasePlugin):
         self.runs = Runs()
         self.session_service = RunSessionService(store, self.runs)
         """The session service to give the runner: its events are fenced by the runs."""
-        self.tools: list[FunctionTool] = context_tools(store)
-        """``read_tool_output`` and ``recall_history``, for the agent's ``tools``."""
+        self._disclosure = Disclosure(store, self.runs, tool_sources) if tool_sources else None
+        context = context_tools(store)
+        self._context_tools = {tool.name for tool in context}
+        self.tools: list[BaseTool] = [*context]
+        """The tools to put on the agent: ``read_tool_output``, ``recall_history``, and the
+        tool sources' tools with ``activate_tool_source``; each request offers those its
+        run's strategy allows."""
+        if self._disclosure is not None:
+            self.tools += self._disclosure.tools()
 
     async def on_user_message_callback(
         self, *, invocation_context: InvocationContext, user_message: types.Content
@@ -122,6 +134,8 @@ class HelixPlugin(BasePlugin):
             saved = (await self.store.get_scoped_state("session", sid)).get(STRATEGY_KEY)
             strategy = saved if saved in STRATEGIES else "hybrid"
         run = Run(run_id=f"adk-{uuid.uuid4().hex}", sid=sid, strategy=strategy)
+        if self._disclosure is not None and features(strategy).lazy_tools:
+            run.active_sources = await self._disclosure.replay(sid)
         # The run starts and the strategy is kept in one commit (no row: the session
         # object's row count stays right).
         keep = ScopedStateDelta(scope="session", changes={STRATEGY_KEY: strategy})
@@ -139,6 +153,7 @@ class HelixPlugin(BasePlugin):
         run = self.runs.of(session)
         if run is None:
             return None
+        self._gate(run, llm_request)
         expected = _marker(session)
         commit = None
         if expected is not None:
@@ -158,6 +173,14 @@ class HelixPlugin(BasePlugin):
                     llm_request.contents.append(event.content)
             _set_marker(session, result.message_count)
         return None
+
+    def _gate(self, run: Run, request: LlmRequest) -> None:
+        """Offer only the tools the run's strategy allows (ADKF-7, ADKF-9)."""
+        if not features(run.strategy).offload_outputs:
+            hide(request, self._context_tools)
+        if self._disclosure is not None:
+            lazy = features(run.strategy).lazy_tools
+            self._disclosure.gate(request, run.active_sources if lazy else None)
 
     async def after_tool_callback(
         self,
