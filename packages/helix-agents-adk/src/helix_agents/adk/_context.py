@@ -41,8 +41,9 @@ def context_event(row: ContextMessage, index: int, invocation_id: str = "") -> E
 
 async def delivery_commit(
     store: SessionStateStore, sid: str, fence_run_id: str, expected: int
-) -> MessageCommit | None:
-    """One commit delivering every queued context item and late answer, or ``None``.
+) -> tuple[MessageCommit, list[ContextMessage]] | None:
+    """One commit delivering every queued context item and late answer, with its rows;
+    ``None`` when nothing is queued.
 
     Its rows are the context rows that carry them, context items first; it lands only
     while the run is live and the log still holds ``expected`` rows.
@@ -53,7 +54,7 @@ async def delivery_commit(
         return None
     rows = [record.item.to_message() for record in items]
     rows += [late_answer_notice(answer) for answer in answers]
-    return MessageCommit(
+    commit = MessageCommit(
         messages=tuple(rows),
         fence_run_id=fence_run_id,
         expect_message_count=expected,
@@ -65,3 +66,4 @@ async def delivery_commit(
             for i, answer in enumerate(answers)
         ),
     )
+    return commit, rows

@@ -155,19 +155,19 @@ class HelixPlugin(BasePlugin):
             return None
         self._gate(run, llm_request)
         expected = _marker(session)
-        commit = None
+        delivery = None
         if expected is not None:
-            commit = await delivery_commit(self.store, run.sid, run.run_id, expected)
-        if commit is not None:
+            delivery = await delivery_commit(self.store, run.sid, run.run_id, expected)
+        if delivery is not None:
+            commit, rows = delivery
             try:
                 result = await self.store.append_messages(run.sid, commit)
             except MessageCountConflictError:
                 # Another writer moved the log: the items stay queued for the next call.
                 return None
-            for offset, row in enumerate(commit.messages):
-                event = context_event(
-                    cast(Any, row), result.first_index + offset, callback_context.invocation_id
-                )
+            for offset, row in enumerate(rows):
+                index = result.first_index + offset
+                event = context_event(row, index, callback_context.invocation_id)
                 session.events.append(event)
                 if event.content is not None:
                     llm_request.contents.append(event.content)
