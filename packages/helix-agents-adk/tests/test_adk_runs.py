@@ -19,6 +19,7 @@ from helix_agents.core import (
     RunSupersededError,
     SessionStateStore,
     StoredContextItem,
+    ValidationError,
 )
 
 pytestmark = [pytest.mark.anyio, pytest.mark.parametrize("stores", BACKENDS, indirect=True)]
@@ -125,6 +126,9 @@ def server_log() -> str:
 async def test_adkf6_to_adkf8_offload_read_back_recall_and_strategy_kept(
     stores: Stores, store: SessionStateStore
 ) -> None:
+    with pytest.raises(ValidationError) as bad:
+        HelixPlugin(store, strategy="lazy")  # type: ignore[arg-type]
+    assert bad.value.code == "validation_error"
     plugin = HelixPlugin(store, strategy="hybrid")
     await plugin.session_service.create_session(app_name=APP, user_id=USER, session_id="s1")
 
