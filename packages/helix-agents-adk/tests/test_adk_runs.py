@@ -174,6 +174,7 @@ async def test_adkf9_dynamic_offers_a_source_once_activated_and_after_a_restart(
     await plugin.session_service.create_session(app_name=APP, user_id=USER, session_id="s1")
     model = scripted(
         call("restart_service", {"name": "db"}, "c-0"),  # not offered yet: ADK refuses it
+        call("activate_tool_source", {"source_name": "nope"}, "c-x"),  # no such source
         call("activate_tool_source", {"source_name": "ops"}, "c-1"),
         call("restart_service", {"name": "db"}, "c-2"),
         say("Restarted."),
@@ -183,11 +184,12 @@ async def test_adkf9_dynamic_offers_a_source_once_activated_and_after_a_restart(
     offered = [sorted(r.tools_dict) for r in model.requests]
     before = ["activate_tool_source", "read_tool_output", "recall_history"]
     after = ["read_tool_output", "recall_history", "restart_service"]
-    assert offered == [before, before, after, after]
+    assert offered == [before, before, before, after, after]
     assert "## Available Tool Sources" in str(model.requests[0].config.system_instruction)
     assert "restart_service" in str(result_of(model.requests[1]))  # refused: not offered
     assert "db restarted" not in str(result_of(model.requests[1]))
-    assert result_of(model.requests[3]) == {"result": "db restarted"}
+    assert "[error context_unknown_tool_source" in result_of(model.requests[2])["result"]
+    assert result_of(model.requests[4]) == {"result": "db restarted"}
     assert [(row.kind, row.source) for row in await _context_rows(store)] == [("tools", "ops")]
     # Another process, no strategy given: the session's, and the activation replayed.
     async with stores.store("main") as other:
