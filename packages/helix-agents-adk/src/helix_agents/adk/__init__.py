@@ -2,19 +2,36 @@
 
 from ._artifact_parts import MAX_ARTIFACT_BYTES
 from ._events import EVENT_FIELD
+from ._runs import session_key
+from .approvals import (
+    ApprovalsPendingError,
+    decide_approval,
+    decision_checkpoint_id,
+    pause_checkpoint_id,
+    resume_message,
+)
 from .artifact_errors import ArtifactTooLargeError
 from .artifacts import HelixArtifactService
 from .errors import AdkValidationError, CorruptEventError
 from .memory import HelixMemoryService
+from .plugin import STRATEGY_KEY, HelixPlugin
 from .service import HelixSessionService
 
 __all__ = [
     "EVENT_FIELD",
     "MAX_ARTIFACT_BYTES",
+    "STRATEGY_KEY",
     "AdkValidationError",
+    "ApprovalsPendingError",
     "ArtifactTooLargeError",
     "CorruptEventError",
     "HelixArtifactService",
     "HelixMemoryService",
+    "HelixPlugin",
     "HelixSessionService",
+    "decide_approval",
+    "decision_checkpoint_id",
+    "pause_checkpoint_id",
+    "resume_message",
+    "session_key",
 ]

@@ -18,6 +18,7 @@ from typing_extensions import override
 
 from helix_agents.core import (
     JsonObject,
+    Message,
     MessageCommit,
     MessageCountConflictError,
     ScopedStateDelta,
@@ -146,7 +147,7 @@ class HelixSessionService(BaseSessionService):
         if after is None:
             rows = await self.store.get_messages(sid, limit=recent)
             first = 0 if recent is None else max(count - len(rows), 0)
-            events = (event_of(row, sid, first + i) for i, row in enumerate(rows))
+            events = (self._event_of(row, sid, first + i) for i, row in enumerate(rows))
             return [e for e in events if e is not None]
         # Newest first, page by page, down to the first event older than ``after``.
         newest: list[Event] = []
@@ -156,7 +157,7 @@ class HelixSessionService(BaseSessionService):
             page = await self.store.page_messages(sid, limit=_PAGE, cursor=cursor, order="desc")
             for row in page.messages:
                 seen += 1
-                event = event_of(row, sid, count - seen)
+                event = self._event_of(row, sid, count - seen)
                 if event is None:
                     continue
                 if event.timestamp < after or (recent is not None and len(newest) == recent):
@@ -295,6 +296,7 @@ class HelixSessionService(BaseSessionService):
             commit = MessageCommit(
                 messages=(row,),
                 expect_message_count=expected,
+                fence_run_id=self._fence_of(session),
                 # An equal event (same JSON) is the same commit: a retry replays, not doubles.
                 commit_id="adk-" + hashlib.sha256(row.model_dump_json().encode()).hexdigest(),
                 scoped_state=tuple(deltas),
@@ -315,6 +317,14 @@ class HelixSessionService(BaseSessionService):
         _set_marker(session, result.message_count)
         session.last_update_time = max(session.last_update_time, event.timestamp, time.time())
         return self._commit_event_to_session(session, event)
+
+    def _event_of(self, row: Message, sid: str, index: int) -> Event | None:
+        """The event a read shows for row ``index``: :func:`event_of` here."""
+        return event_of(row, sid, index)
+
+    def _fence_of(self, session: Session) -> str | None:
+        """The run an event of ``session`` is fenced by: none here."""
+        return None
 
     async def _session(
         self,
