@@ -3,7 +3,7 @@
 Run it with ``uv run python examples/adk_artifacts_memory.py [DB_PATH]``. It needs no
 network: ``ScriptedModel`` stands in for Gemini. On Monday the agent saves the user's
 packing list as a ``user:`` artifact through its tool, and the session goes to memory.
-On Friday, in a new session, the agent's ``recall`` tool finds Monday's words through
+On Friday, in a new session, ADK's own ``load_memory`` tool finds Monday's words through
 ``search_memory``, and the artifact is there too: sessions, artifacts and memory share
 one store.
 """
@@ -19,8 +19,10 @@ from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import Runner
+from google.adk.tools.load_memory_tool import load_memory_tool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
+from pydantic import BaseModel
 
 from helix_agents.adk import HelixArtifactService, HelixMemoryService, HelixSessionService
 from helix_agents.core import open_store
@@ -35,20 +37,13 @@ async def save_packing_list(items: str, tool_context: ToolContext) -> str:
     return f"saved user:packing.txt version {version}"
 
 
-async def recall(query: str, tool_context: ToolContext) -> str:
-    """What the user said in past sessions that matches ``query``, best match first."""
-    found = await tool_context.search_memory(query)
-    texts = [p.text for m in found.memories for p in m.content.parts or [] if p.text]
-    return texts[0] if texts else "nothing"
-
-
 def _call(name: str, **args: str) -> LlmResponse:
     call = types.FunctionCall(name=name, args=args)
     return LlmResponse(content=types.Content(role="model", parts=[types.Part(function_call=call)]))
 
 
 class ScriptedModel(BaseLlm):
-    """A stand-in model: saves a list it is given, searches memory when asked to recall."""
+    """A stand-in model: saves a list it is given, loads memory when asked to recall."""
 
     model: str = "scripted"
 
@@ -62,12 +57,18 @@ class ScriptedModel(BaseLlm):
             yield _call("save_packing_list", items=part.text.removeprefix("Save my packing list: "))
             return
         if part.text and part.text.startswith("What was on my packing list"):
-            yield _call("recall", query="packing list")
+            yield _call("load_memory", query="packing list")
             return
         response = part.function_response
         result = (response.response or {}).get("result") if response else None
-        done = response is not None and response.name == "recall"
-        reply = f"From memory: {result}" if done else f"Done: {result}."
+        if response is not None and response.name == "load_memory":
+            # The tool's LoadMemoryResponse (its JSON form once the session is read back).
+            found = result.model_dump(mode="json") if isinstance(result, BaseModel) else result
+            memories = found["memories"] if isinstance(found, dict) else []
+            texts = [p["text"] for m in memories for p in m["content"]["parts"] if p.get("text")]
+            reply = f"From memory: {texts[0] if texts else 'nothing'}"
+        else:
+            reply = f"Done: {result}."
         yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text=reply)]))
 
 
@@ -81,7 +82,9 @@ async def turn(runner: Runner, session_id: str, text: str) -> None:
 
 async def main(db_path: str) -> None:
     """Monday: save a list, archive the session. Friday: recall it from memory."""
-    agent = LlmAgent(name="packer", model=ScriptedModel(), tools=[save_packing_list, recall])
+    agent = LlmAgent(
+        name="packer", model=ScriptedModel(), tools=[save_packing_list, load_memory_tool]
+    )
     async with open_store(f"sqlite:///{db_path}") as store:
         sessions = HelixSessionService(store)
         artifacts = HelixArtifactService(store)
