@@ -10,14 +10,14 @@ See docs/integrations/adk.md.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from google.adk.events.event import Event
 from google.genai import types
 
-from helix_agents.core import Checkpoint, PendingApproval, SessionStateStore, ValidationError
-from helix_agents.core.backend import check_id
+from helix_agents.core import PendingApproval, SessionStateStore, ValidationError
+from helix_agents.core.adapters import ApprovalsPendingError, record_decision
 from helix_agents.core.models import ApprovalResolution
 
 __all__ = [
@@ -31,22 +31,6 @@ __all__ = [
 
 CONFIRMATION_CALL = "adk_request_confirmation"
 """The function call ADK emits for a tool confirmation (the user answers it)."""
-
-
-class ApprovalsPendingError(ValidationError):
-    """A paused run asked to resume while some of its approvals are undecided.
-
-    ``approval_ids`` names them (code ``validation_error``).
-    """
-
-    def __init__(
-        self, message: str, *, session_id: str | None = None, approval_ids: tuple[str, ...] = ()
-    ) -> None:
-        super().__init__(message, session_id=session_id)
-        self.approval_ids = approval_ids
-
-
-ApprovalsPendingError.__module__ = "helix_agents.adk"
 
 
 def pause_checkpoint_id(run_id: str) -> str:
@@ -96,22 +80,13 @@ async def decide_approval(
     ``ToolConfirmation`` payload the tool reads. An unknown id is
     ``ApprovalNotFoundError`` and writes nothing.
     """
-    check_id(approval_id, "approval_id", session_id=session_id)
-    pending = {a.approval_id for a in await store.list_pending_approvals(session_id)}
-    if approval_id not in pending:
-        # Resolved before, or unknown (which the store refuses with its typed error).
-        return await store.resolve_approval(session_id, approval_id)
-    decision = Checkpoint(
+    return await record_decision(
+        store,
+        session_id,
+        approval_id,
         checkpoint_id=decision_checkpoint_id(approval_id),
-        run_id=approval_id.split(":", 1)[0],
-        message_count=0,
-        state={"confirmed": confirmed, "payload": payload},
-        created_at=datetime.now(UTC),
+        decision={"confirmed": confirmed, "payload": payload},
     )
-    # The insert-once checkpoint decides which caller's decision counts.
-    first = (await store.save_checkpoint(session_id, decision)).recorded
-    await store.resolve_approval(session_id, approval_id)
-    return "resolved" if first else "already-resolved"
 
 
 async def resume_message(store: SessionStateStore, session_id: str) -> types.Content:

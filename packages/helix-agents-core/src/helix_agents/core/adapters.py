@@ -8,11 +8,15 @@ the session's metadata. A session marked by another adapter is not there for rea
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
+from pydantic import JsonValue
+
 from .errors import ForeignSessionError, SessionExistsError, ValidationError
+from .inputs import check_id
 from .messages import ChatMessage, JsonObject, Message
-from .models import SessionInfo
+from .models import ApprovalResolution, Checkpoint, SessionInfo
 
 if TYPE_CHECKING:
     from .protocol import SessionStateStore
@@ -20,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ADAPTER_KEY",
     "AdapterName",
+    "ApprovalsPendingError",
     "CorruptMessageError",
     "MessageNotStorableError",
     "check_writable",
@@ -30,6 +35,7 @@ __all__ = [
     "not_storable",
     "owner_of",
     "readable",
+    "record_decision",
 ]
 
 ADAPTER_KEY = "helix.adapter"
@@ -145,3 +151,47 @@ def corrupt_message(
         session_id=session_id,
         row_id=row_id,
     )
+
+
+class ApprovalsPendingError(ValidationError):
+    """A paused run asked to resume while some of its approvals are undecided;
+    ``approval_ids`` names them (code ``validation_error``)."""
+
+    def __init__(
+        self, message: str, *, session_id: str | None = None, approval_ids: tuple[str, ...] = ()
+    ) -> None:
+        super().__init__(message, session_id=session_id)
+        self.approval_ids = approval_ids
+
+
+async def record_decision(
+    store: SessionStateStore,
+    session_id: str,
+    approval_id: str,
+    *,
+    checkpoint_id: str,
+    decision: JsonValue,
+) -> ApprovalResolution:
+    """Decide ``approval_id`` from any process: ``"resolved"`` for exactly one caller,
+    ``"already-resolved"`` for every other.
+
+    The first ``decision`` recorded, in the insert-once checkpoint ``checkpoint_id``, is
+    the one a resumed run applies. An adapter's approval id is ``"<run id>:<call id>"``.
+    An unknown id is ``ApprovalNotFoundError`` and writes nothing.
+    """
+    check_id(approval_id, "approval_id", session_id=session_id)
+    pending = {a.approval_id for a in await store.list_pending_approvals(session_id)}
+    if approval_id not in pending:
+        # Resolved before, or unknown (which the store refuses with its typed error).
+        return await store.resolve_approval(session_id, approval_id)
+    record = Checkpoint(
+        checkpoint_id=checkpoint_id,
+        run_id=approval_id.split(":", 1)[0],
+        message_count=0,
+        state=decision,
+        created_at=datetime.now(UTC),
+    )
+    # The insert-once checkpoint decides which caller's decision counts.
+    first = (await store.save_checkpoint(session_id, record)).recorded
+    await store.resolve_approval(session_id, approval_id)
+    return "resolved" if first else "already-resolved"

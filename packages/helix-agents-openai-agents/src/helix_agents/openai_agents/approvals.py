@@ -10,16 +10,14 @@ lists them (``store.list_pending_approvals``) and decides one with
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from helix_agents.core import (
-    Checkpoint,
     PendingApproval,
     SessionStateStore,
-    ValidationError,
 )
-from helix_agents.core.backend import check_id
+from helix_agents.core.adapters import ApprovalsPendingError, record_decision
 from helix_agents.core.models import ApprovalResolution
 
 if TYPE_CHECKING:
@@ -31,22 +29,6 @@ __all__ = [
     "decision_checkpoint_id",
     "pause_checkpoint_id",
 ]
-
-
-class ApprovalsPendingError(ValidationError):
-    """A paused run asked to resume while some of its approvals are undecided.
-
-    ``approval_ids`` names them (code ``validation_error``).
-    """
-
-    def __init__(
-        self, message: str, *, session_id: str | None = None, approval_ids: tuple[str, ...] = ()
-    ) -> None:
-        super().__init__(message, session_id=session_id)
-        self.approval_ids = approval_ids
-
-
-ApprovalsPendingError.__module__ = "helix_agents.openai_agents"
 
 
 def pause_checkpoint_id(run_id: str) -> str:
@@ -97,20 +79,10 @@ async def decide_approval(
     what the model reads for a rejection. An unknown id is ``ApprovalNotFoundError``
     and writes nothing.
     """
-    check_id(approval_id, "approval_id", session_id=session_id)
-    pending = {a.approval_id for a in await store.list_pending_approvals(session_id)}
-    if approval_id not in pending:
-        # Resolved before, or unknown (which the store refuses with its typed error).
-        return await store.resolve_approval(session_id, approval_id)
-    run_id = approval_id.split(":", 1)[0]
-    decision = Checkpoint(
+    return await record_decision(
+        store,
+        session_id,
+        approval_id,
         checkpoint_id=decision_checkpoint_id(approval_id),
-        run_id=run_id,
-        message_count=0,
-        state={"approve": approve, "message": message},
-        created_at=datetime.now(UTC),
+        decision={"approve": approve, "message": message},
     )
-    # The insert-once checkpoint decides which caller's decision counts.
-    first = (await store.save_checkpoint(session_id, decision)).recorded
-    await store.resolve_approval(session_id, approval_id)
-    return "resolved" if first else "already-resolved"
