@@ -1,6 +1,8 @@
-"""A Google ADK agent whose artifacts and memory live in a helix-agents SQLite store.
+"""A Google ADK agent whose artifacts and memory live in a helix-agents store.
 
-Run it with ``uv run python examples/adk_artifacts_memory.py [DB_PATH]``. It needs no
+Run it with ``uv run python examples/adk_artifacts_memory.py [URL]`` (a store URL, e.g.
+``postgresql://…?auto_migrate=true``; a bare path is a SQLite file, by default
+``adk_artifacts_memory.db``). It needs no
 network: ``ScriptedModel`` stands in for Gemini. On Monday the agent saves the user's
 packing list as a ``user:`` artifact through its tool, and the session goes to memory.
 On Friday, in a new session, ADK's own ``load_memory`` tool finds Monday's words through
@@ -80,12 +82,12 @@ async def turn(runner: Runner, session_id: str, text: str) -> None:
             print(f"{event.author}> {event.content.parts[0].text}")
 
 
-async def main(db_path: str) -> None:
+async def main(url: str) -> None:
     """Monday: save a list, archive the session. Friday: recall it from memory."""
     agent = LlmAgent(
         name="packer", model=ScriptedModel(), tools=[save_packing_list, load_memory_tool]
     )
-    async with open_store(f"sqlite:///{db_path}") as store:
+    async with open_store(url if "://" in url else f"sqlite:///{url}") as store:
         sessions = HelixSessionService(store)
         artifacts = HelixArtifactService(store)
         memory = HelixMemoryService(store)

@@ -6,11 +6,14 @@ CONTRIBUTING.md); a missing one skips, or fails under ``HELIX_REQUIRE_BACKENDS=1
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 from helix_backends import BACKENDS, Stores
+from psycopg import sql
 from sdist_suite import Suite
 
 from helix_agents.contract.servers import POSTGRES_ENV, REDIS_ENV
@@ -48,6 +51,17 @@ async def other_store(stores: Stores) -> AsyncIterator[SessionStateStore]:
     """A second store on the same data as ``store``: another process, in effect."""
     async with stores.store("main") as opened:
         yield opened
+
+
+@pytest.fixture
+def postgres_schema_url(helix_postgres_url: str) -> Iterator[str]:
+    """A store URL on the test server, in a schema of the test's own (created by the
+    store's ``auto_migrate``), dropped afterwards: an example's run on PostgreSQL."""
+    schema = f"example_{uuid.uuid4().hex[:12]}"
+    sep = "&" if "?" in helix_postgres_url else "?"
+    yield f"{helix_postgres_url}{sep}namespace={schema}&auto_migrate=true"
+    with psycopg.connect(helix_postgres_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
 
 
 def run_suite(

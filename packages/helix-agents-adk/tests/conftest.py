@@ -18,6 +18,7 @@ from adk_service_fixtures import (
     memory,
     memory_stores,
 )
+from helix_fixtures import postgres_schema_url
 
 __all__ = [
     "artifact_stores",
@@ -25,6 +26,7 @@ __all__ = [
     "memory",
     "memory_stores",
     "other_service",
+    "postgres_schema_url",
     "service",
     "store",
     "stores",

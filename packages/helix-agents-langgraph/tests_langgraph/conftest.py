@@ -18,6 +18,7 @@ from pathlib import Path
 import psycopg
 import pytest
 import redis
+from helix_fixtures import postgres_schema_url
 from psycopg import sql
 
 from helix_agents.contract.servers import RedisServers
@@ -26,6 +27,8 @@ from helix_agents.store_memory import MemoryData, MemoryStateStore
 from helix_agents.store_postgres import PoolSettings, PostgresStateStore
 from helix_agents.store_redis import RedisStateStore
 from helix_agents.store_sqlite import SQLiteStateStore
+
+__all__ = ["BACKENDS", "Backend", "postgres_schema_url"]
 
 BACKENDS = ("memory", "sqlite", "postgres", "redis")
 REDIS_PREFIX = "helix-test-lg"

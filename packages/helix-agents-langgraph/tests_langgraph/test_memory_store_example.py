@@ -9,8 +9,8 @@ from pathlib import Path
 EXAMPLE = Path(__file__).parents[3] / "examples" / "langgraph_memory.py"
 
 
-def test_a_preference_outlives_its_thread(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'memory.db'}"
+def check(url: str) -> None:
+    """The example's two steps on ``url``, and what they print."""
     done = subprocess.run(
         [sys.executable, str(EXAMPLE), url, "ada", "both"],
         capture_output=True,
@@ -28,3 +28,11 @@ def test_a_preference_outlives_its_thread(tmp_path: Path) -> None:
         "ada-tuesday: ai: You like green tea.",
         "memory of ada: [('drink', {'likes': 'green tea'})]",
     ]
+
+
+def test_a_preference_outlives_its_thread(tmp_path: Path) -> None:
+    check(f"sqlite:///{tmp_path / 'memory.db'}")
+
+
+def test_a_preference_outlives_its_thread_on_postgres(postgres_schema_url: str) -> None:
+    check(postgres_schema_url)

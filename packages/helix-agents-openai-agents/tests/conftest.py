@@ -11,6 +11,6 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).with_name("sdk_suite")), str(Path(__file__).parent)]
 
-from helix_fixtures import other_store, store, stores  # noqa: E402
+from helix_fixtures import other_store, postgres_schema_url, store, stores  # noqa: E402
 
-__all__ = ["other_store", "store", "stores"]
+__all__ = ["other_store", "postgres_schema_url", "store", "stores"]
