@@ -1,0 +1,220 @@
+"""LGF-1..LGF-6: ``HelixGraphRun`` on a real graph, on each of the four backends.
+
+Delivery survives a crash exactly once, two runners on one thread leave one winner and
+nothing lost or doubled, and two concurrent answers to one interrupt resolve it once.
+The strategies (LGF-7..LGF-11) run end to end in test_example_features.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from helix_fixtures import other_store, store, stores
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import tool
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
+from langgraph.types import interrupt
+from pydantic import Field
+
+from helix_agents.core import (
+    ContextItem,
+    ContextMessage,
+    RunSupersededError,
+    SessionStateStore,
+    StoredContextItem,
+    ValidationError,
+)
+from helix_agents.langgraph import (
+    ApprovalsPendingError,
+    HelixCheckpointSaver,
+    HelixGraphRun,
+    decide_approval,
+    helix_context,
+)
+
+__all__ = ["other_store", "store", "stores"]  # the shared fixtures, on four backends
+
+pytestmark = pytest.mark.anyio
+
+THREAD = "thread"
+MEMORY = '<context kind="memory">\nAda prefers tea.\n</context>'
+
+
+class Scripted(BaseChatModel):
+    """Answers from ``replies`` in order (an exception is raised); records what it saw."""
+
+    replies: list[Any]
+    seen: list[list[BaseMessage]] = Field(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self.seen.append(list(messages))
+        reply = self.replies.pop(0)
+        if isinstance(reply, Exception):
+            raise reply
+        return ChatResult(generations=[ChatGeneration(message=reply)])
+
+
+@tool
+def delete_file(path: str) -> str:
+    """Delete ``path`` once a person approved it."""
+    answer = interrupt({"tool": "delete_file", "path": path})
+    return f"deleted {path}" if answer["approve"] else f"kept {path}"
+
+
+def graph(store: SessionStateStore, model: Scripted) -> Any:
+    """context -> agent (-> tools -> context ...) on the helix saver."""
+
+    async def agent(state: MessagesState, config: RunnableConfig) -> dict[str, Any]:
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("context", helix_context)
+    builder.add_node("agent", agent)
+    builder.add_node("tools", ToolNode([delete_file]))
+    builder.add_edge(START, "context")
+    builder.add_edge("context", "agent")
+    builder.add_conditional_edges("agent", tools_condition, ["tools", END])
+    builder.add_edge("tools", "context")
+    return builder.compile(checkpointer=HelixCheckpointSaver(store))
+
+
+async def remember(store: SessionStateStore) -> None:
+    memory = ContextItem(kind="memory", content="Ada prefers tea.", memory_ids=["m-1"])
+    now = datetime.now(UTC)
+    await store.record_context_item(THREAD, StoredContextItem(key="m-1", item=memory, at=now))
+
+
+def shown(messages: Sequence[BaseMessage]) -> list[str]:
+    return [str(m.content) for m in messages if str(m.content).startswith("<context")]
+
+
+async def context_rows(store: SessionStateStore) -> int:
+    return sum(isinstance(row, ContextMessage) for row in await store.get_messages(THREAD))
+
+
+async def test_LGF_1_2_an_item_survives_a_crash_and_is_shown_exactly_once(
+    store: SessionStateStore,
+) -> None:
+    await store.create_session(THREAD)
+    await remember(store)
+    # The model fails after the delivery: the answer is lost, never the delivery.
+    failing = Scripted(replies=[RuntimeError("model down")])
+    with pytest.raises(RuntimeError, match="model down"):
+        async with HelixGraphRun(store, THREAD) as run:
+            await graph(store, failing).ainvoke({"messages": [("user", "tea?")]}, run.config)
+    assert shown(failing.seen[0]) == [MEMORY]
+    assert await store.list_undelivered_context_items(THREAD) == []
+    assert await context_rows(store) == 1
+    # A delivery whose state is never saved (the process dies before the checkpoint).
+    await store.record_context_item(
+        THREAD,
+        StoredContextItem(
+            key="m-2",
+            item=ContextItem(kind="memory", content="Ada is in Paris.", memory_ids=["m-2"]),
+            at=datetime.now(UTC),
+        ),
+    )
+    async with HelixGraphRun(store, THREAD) as lost:
+        delivered = await lost.context_update([])
+    # Given an empty state, the update holds the row it lacks (0) and the one delivered now.
+    assert [m.id for m in delivered] == ["helix-row-0", "helix-row-1"]
+    model = Scripted(replies=[AIMessage("Tea in Paris."), AIMessage("Still tea.")])
+    for text in ("tea?", "and now?"):
+        async with HelixGraphRun(store, THREAD) as run:
+            await graph(store, model).ainvoke({"messages": [("user", text)]}, run.config)
+    paris = '<context kind="memory">\nAda is in Paris.\n</context>'
+    assert shown(model.seen[0]) == [MEMORY, paris]
+    assert shown(model.seen[1]) == [MEMORY, paris]
+    assert await context_rows(store) == 2
+    assert await store.list_undelivered_context_items(THREAD) == []
+
+
+async def test_LGF_3_two_runners_on_one_thread_one_wins_nothing_lost_or_doubled(
+    store: SessionStateStore, other_store: SessionStateStore
+) -> None:
+    await store.create_session(THREAD)
+    await remember(store)
+    older_model = Scripted(replies=[AIMessage("older")])
+    newer_model = Scripted(replies=[AIMessage("newer")])
+    older = await HelixGraphRun(store, THREAD).__aenter__()
+    async with HelixGraphRun(other_store, THREAD) as newer:
+        outcomes = await asyncio.gather(
+            graph(store, older_model).ainvoke({"messages": [("user", "a")]}, older.config),
+            graph(other_store, newer_model).ainvoke({"messages": [("user", "b")]}, newer.config),
+            return_exceptions=True,
+        )
+    await older.__aexit__(RunSupersededError, None, None)
+    assert isinstance(outcomes[0], RunSupersededError)
+    assert outcomes[0].code == "state_run_superseded"
+    assert not isinstance(outcomes[1], BaseException)
+    assert older_model.seen == []  # the older run stopped before its model call
+    assert shown(newer_model.seen[0]) == [MEMORY]
+    assert await context_rows(store) == 1
+    assert await store.list_undelivered_context_items(THREAD) == []
+    state = await graph(store, Scripted(replies=[])).aget_state(
+        {"configurable": {"thread_id": THREAD}}
+    )
+    assert [m.content for m in state.values["messages"]] == ["b", MEMORY, "newer"]
+    info = await store.get_session(THREAD)
+    assert info is not None and info.current_run is not None
+    assert (info.current_run.run_id, info.current_run.status) == (newer.run_id, "completed")
+
+
+async def test_LGF_5_6_two_answers_race_one_resolves_and_the_graph_resumes_with_it(
+    store: SessionStateStore, other_store: SessionStateStore
+) -> None:
+    ask = AIMessage("", tool_calls=[{"name": "delete_file", "args": {"path": "a"}, "id": "c1"}])
+    async with HelixGraphRun(store, THREAD) as run:
+        paused = graph(store, Scripted(replies=[ask]))
+        await paused.ainvoke({"messages": [("user", "clean")]}, run.config)
+        [approval] = await run.pause(paused)
+    assert approval.tool_name == "delete_file"
+    assert approval.input == {"tool": "delete_file", "path": "a"}
+    with pytest.raises(ApprovalsPendingError) as pending:
+        await HelixGraphRun(other_store, THREAD, resume=True).__aenter__()
+    assert pending.value.approval_ids == (approval.approval_id,)
+    answers = await asyncio.gather(
+        decide_approval(store, THREAD, approval.approval_id, {"approve": True}),
+        decide_approval(other_store, THREAD, approval.approval_id, {"approve": False}),
+    )
+    assert sorted(answers) == ["already-resolved", "resolved"]
+    assert await store.list_pending_approvals(THREAD) == []
+    model = Scripted(replies=[AIMessage("done")])
+    async with HelixGraphRun(other_store, THREAD, resume=True) as resumed:
+        result = await graph(other_store, model).ainvoke(
+            await resumed.resume_command(), resumed.config
+        )
+    winner = "deleted a" if answers[0] == "resolved" else "kept a"
+    assert [m.content for m in result["messages"][-2:]] == [winner, "done"]
+
+
+async def test_LGF_11_a_bad_strategy_or_trim_is_refused_naming_the_session(
+    store: SessionStateStore,
+) -> None:
+    with pytest.raises(ValidationError) as bad:
+        HelixGraphRun(store, THREAD, strategy="eager")  # type: ignore[arg-type]
+    assert (bad.value.code, bad.value.session_id) == ("validation_error", THREAD)
+    assert "'eager'" in bad.value.message
+    with pytest.raises(ValidationError) as trim:
+        HelixGraphRun(store, THREAD, keep_messages=0)
+    assert trim.value.session_id == THREAD
+    assert await store.get_session(THREAD) is None
