@@ -1,8 +1,8 @@
-"""LGF-1..LGF-6: ``HelixGraphRun`` on a real graph, on each of the four backends.
+"""LGF-1..LGF-11: ``HelixGraphRun`` on a real graph, on each of the four backends.
 
 Delivery survives a crash exactly once, two runners on one thread leave one winner and
-nothing lost or doubled, and two concurrent answers to one interrupt resolve it once.
-The strategies (LGF-7..LGF-11) run end to end in test_example_features.py.
+nothing lost or doubled, a late tool answer reaches the next run, two concurrent answers to
+one interrupt resolve it once, and the strategies offload, archive and disclose.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 from helix_fixtures import other_store, store, stores
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool
@@ -34,11 +34,13 @@ from helix_agents.core import (
     ValidationError,
 )
 from helix_agents.langgraph import (
+    CONTEXT_TOOLS,
     ApprovalsPendingError,
     HelixCheckpointSaver,
     HelixGraphRun,
     decide_approval,
     helix_context,
+    helix_run,
 )
 
 __all__ = ["other_store", "store", "stores"]  # the shared fixtures, on four backends
@@ -50,10 +52,16 @@ MEMORY = '<context kind="memory">\nAda prefers tea.\n</context>'
 
 
 class Scripted(BaseChatModel):
-    """Answers from ``replies`` in order (an exception is raised); records what it saw."""
+    """Answers from ``replies`` in order (an exception is raised, a function is asked with
+    the messages); records what it saw and the names of the tools it was offered."""
 
     replies: list[Any]
     seen: list[list[BaseMessage]] = Field(default_factory=list)
+    offers: list[list[str]] = Field(default_factory=list)
+    offered: list[str] = Field(default_factory=list)
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
+        return self.model_copy(update={"offered": sorted(t.name for t in tools)})
 
     @property
     def _llm_type(self) -> str:
@@ -67,9 +75,12 @@ class Scripted(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         self.seen.append(list(messages))
+        self.offers.append(self.offered)
         reply = self.replies.pop(0)
         if isinstance(reply, Exception):
             raise reply
+        if callable(reply):
+            reply = reply(messages)
         return ChatResult(generations=[ChatGeneration(message=reply)])
 
 
@@ -218,3 +229,150 @@ async def test_LGF_11_a_bad_strategy_or_trim_is_refused_naming_the_session(
         HelixGraphRun(store, THREAD, keep_messages=0)
     assert trim.value.session_id == THREAD
     assert await store.get_session(THREAD) is None
+
+
+async def test_LGF_4_a_tool_answer_after_its_run_reaches_the_next_run_as_a_notice(
+    store: SessionStateStore,
+) -> None:
+    started, release = asyncio.Event(), asyncio.Event()
+
+    @tool
+    async def slow_search(query: str) -> str:
+        """Search for ``query`` (slowly)."""
+        started.set()
+        await release.wait()
+        return f"found {query}"
+
+    def slow_graph(model: Scripted) -> Any:
+        async def agent(state: MessagesState) -> dict[str, Any]:
+            return {"messages": [await model.ainvoke(state["messages"])]}
+
+        builder = StateGraph(MessagesState)
+        builder.add_node("context", helix_context)
+        builder.add_node("agent", agent)
+        builder.add_node("tools", ToolNode([slow_search]))
+        builder.add_edge(START, "context")
+        builder.add_edge("context", "agent")
+        builder.add_conditional_edges("agent", tools_condition, ["tools", END])
+        builder.add_edge("tools", "context")
+        return builder.compile(checkpointer=HelixCheckpointSaver(store))
+
+    search = AIMessage(
+        "", tool_calls=[{"name": "slow_search", "args": {"query": "tea"}, "id": "s1"}]
+    )
+    older_model = Scripted(replies=[search, AIMessage("never")])
+
+    async def older() -> None:
+        async with HelixGraphRun(store, THREAD) as run:
+            await slow_graph(older_model).ainvoke({"messages": [("user", "a")]}, run.config)
+
+    first = asyncio.ensure_future(older())
+    await started.wait()
+    async with HelixGraphRun(store, THREAD):  # supersedes the older run
+        pass
+    release.set()
+    with pytest.raises(RunSupersededError):
+        await first
+    assert len(older_model.seen) == 1  # no model call after the refused tool answer
+    [late] = await store.list_undelivered_late_answers(THREAD)
+    assert (late.call_id, late.tool_name, late.output) == ("s1", "slow_search", "found tea")
+    model = Scripted(replies=[AIMessage("noted")])
+    async with HelixGraphRun(store, THREAD) as run:
+        await slow_graph(model).ainvoke({"messages": [("user", "news?")]}, run.config)
+    [notice] = shown(model.seen[0])
+    assert "The tool call s1 (slow_search) answered after its run had ended" in notice
+    assert '"found tea"' in notice
+    assert await store.list_undelivered_late_answers(THREAD) == []
+
+
+@tool
+def dump_log() -> str:
+    """The server log (long)."""
+    return "\n".join("ERROR disk full" if i == 777 else f"line {i}: ok" for i in range(4000))
+
+
+@tool
+def restart(name: str) -> str:
+    """Restart a service."""
+    return f"{name} restarted"
+
+
+def ask(name: str, args: dict[str, Any], call_id: str) -> AIMessage:
+    return AIMessage("", tool_calls=[{"name": name, "args": args, "id": call_id}])
+
+
+def tooled(store: SessionStateStore, model: Scripted) -> Any:
+    """context -> agent, offered ``dump_log`` and the run's tools -> tools -> context ..."""
+
+    async def agent(state: MessagesState, config: RunnableConfig) -> dict[str, Any]:
+        bound = model.bind_tools([dump_log, *helix_run(config).tools])
+        return {"messages": [await bound.ainvoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("context", helix_context)
+    builder.add_node("agent", agent)
+    builder.add_node("tools", ToolNode([dump_log, restart, *CONTEXT_TOOLS]))
+    builder.add_edge(START, "context")
+    builder.add_edge("context", "agent")
+    builder.add_conditional_edges("agent", tools_condition, ["tools", END])
+    builder.add_edge("tools", "context")
+    return builder.compile(checkpointer=HelixCheckpointSaver(store))
+
+
+def read_back(messages: list[BaseMessage]) -> AIMessage:
+    output_id = "out-" + str(messages[-1].content).split("out-", 1)[1].split()[0]
+    return ask("read_tool_output", {"output_id": output_id, "grep": "ERROR"}, "c2")
+
+
+async def test_LGF_7_8_a_large_output_is_offloaded_and_read_back(
+    store: SessionStateStore,
+) -> None:
+    model = Scripted(replies=[ask("dump_log", {}, "c1"), read_back, AIMessage("disk full")])
+    async with HelixGraphRun(store, THREAD, strategy="hybrid") as run:
+        result = await tooled(store, model).ainvoke({"messages": [("user", "why?")]}, run.config)
+    summary = str(model.seen[1][-1].content)
+    assert summary.startswith("[Output stored as out-") and "4,000 lines" in summary
+    assert len(summary) < 5_000
+    tool_messages = [m for m in result["messages"] if isinstance(m, ToolMessage)]
+    assert tool_messages[0].content == summary  # the state keeps the summary, not the output
+    assert "778: ERROR disk full" in str(model.seen[2][-1].content)
+    assert model.offers[0] == ["dump_log", "read_tool_output", "recall_history"]
+    whole = Scripted(replies=[ask("dump_log", {}, "c3"), AIMessage("ok")])
+    async with HelixGraphRun(store, "static-thread", strategy="static") as run:
+        await tooled(store, whole).ainvoke({"messages": [("user", "why?")]}, run.config)
+    assert str(whole.seen[1][-1].content) == dump_log.invoke({})
+    assert whole.offers[0] == ["dump_log"]
+
+
+async def test_LGF_9_trimmed_messages_are_archived_and_recalled(store: SessionStateStore) -> None:
+    recall = ask("recall_history", {"grep": "blue"}, "r1")
+    model = Scripted(replies=[AIMessage("noted"), AIMessage("ok"), recall, AIMessage("blue")])
+    graph = tooled(store, model)
+    for text in ("my favourite colour is blue", "and the sky?", "what colour did I say?"):
+        async with HelixGraphRun(store, THREAD, strategy="hybrid", keep_messages=2) as run:
+            result = await graph.ainvoke({"messages": [("user", text)]}, run.config)
+    assert "my favourite colour is blue" not in [m.content for m in result["messages"]]
+    assert [m.content for m in model.seen[2]] == ["ok", "what colour did I say?"]
+    recalled = str(model.seen[3][-1].content)
+    assert recalled.startswith("row 0 (user) line 1: my favourite colour is blue\n")
+
+
+async def test_LGF_10_11_a_source_activated_is_offered_and_replayed_after_a_restart(
+    store: SessionStateStore,
+) -> None:
+    sources = {"ops": [restart]}
+    activate = ask("activate_tool_source", {"source_name": "ops"}, "a1")
+    model = Scripted(replies=[activate, ask("restart", {"name": "db"}, "a2"), AIMessage("done")])
+    async with HelixGraphRun(store, THREAD, strategy="dynamic", tool_sources=sources) as run:
+        assert "## Available Tool Sources" in run.instructions("You run ops.")
+        await tooled(store, model).ainvoke({"messages": [("user", "fix db")]}, run.config)
+    context = ["read_tool_output", "recall_history"]
+    assert model.offers[0] == sorted(["activate_tool_source", "dump_log", *context])
+    assert model.offers[1] == sorted(["dump_log", "restart", *context])
+    assert str(model.seen[2][-1].content) == "db restarted"
+    later = Scripted(replies=[AIMessage("ok")])
+    async with HelixGraphRun(store, THREAD, tool_sources=sources) as run:  # a restart
+        await tooled(store, later).ainvoke({"messages": [("user", "status?")]}, run.config)
+    assert run.strategy == "dynamic"
+    assert later.offers[0] == sorted(["dump_log", "restart", *context])
+    assert run.instructions("You run ops.") == "You run ops."
