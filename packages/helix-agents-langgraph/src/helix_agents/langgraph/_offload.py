@@ -26,13 +26,12 @@ async def offloaded(
     context = cast(ContextStore, store)
     replaced: list[ToolMessage] = []
     for message in messages:
-        text = message.content if isinstance(message, ToolMessage) else None
-        # A token is at least one character: a shorter text is under the budget uncounted.
-        if not isinstance(text, str) or len(text) <= budget.offload_tokens:
+        if not isinstance(message, ToolMessage) or not isinstance(message.content, str):
             continue
-        if not budget.should_offload(text):
+        text = message.content
+        # A token covers at least one byte: a shorter text is under the budget uncounted.
+        if len(text.encode()) <= budget.offload_tokens or not budget.should_offload(text):
             continue
-        assert isinstance(message, ToolMessage)
         summary = await offload_output(
             context,
             session_id,
