@@ -65,16 +65,18 @@ async def _commit(
 
 
 async def deliver_queued(
-    store: SessionStateStore, session_id: str, fence_run_id: str | None
+    store: SessionStateStore, session_id: str, fence_run_id: str | None, count: int | None
 ) -> list[HumanMessage]:
     """Deliver every queued context item, then every late answer, in one fenced commit.
 
+    ``count`` is the log's row count if the caller just read it (else it is read here).
     Returns the delivered rows as the model sees them, ``[]`` when nothing was queued.
     A commit that loses a race (the log moved, another runner delivered first) reads
-    the queues again.
+    the count and the queues again.
     """
     for _ in range(_ATTEMPTS):
-        expected = await store.get_message_count(session_id)
+        expected = await store.get_message_count(session_id) if count is None else count
+        count = None
         commit = await _commit(store, session_id, fence_run_id, expected)
         if commit is None:
             return []

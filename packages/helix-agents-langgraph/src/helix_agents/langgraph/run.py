@@ -237,6 +237,7 @@ class HelixGraphRun:
         info = await self.store.get_session(self.session_id)
         # A superseded run stops here, before its next model call: its writes would fail.
         assert_fence(self.session_id, self.run_id, None if info is None else info.current_run)
+        count = None if info is None else info.message_count
         update: list[BaseMessage] = []
         if self.keep_messages is not None:
             cut = trim_point(messages, self.keep_messages)
@@ -245,13 +246,14 @@ class HelixGraphRun:
                 await archive(self.store, self.session_id, self.run_id, self.strategy, trimmed)
                 update += [RemoveMessage(id=m.id) for m in trimmed if m.id is not None]
                 messages = messages[cut:]
+                count = None
         if not self._reconciled:
             # Rows delivered by a run that died before its state was saved (LGF-2).
             window = await cast(ContextStore, self.store).get_window(self.session_id)
             shown = {m.id for m in messages}
             update += [m for m in row_messages(window.messages, window.start) if m.id not in shown]
             self._reconciled = True
-        update += await deliver_queued(self.store, self.session_id, self.run_id)
+        update += await deliver_queued(self.store, self.session_id, self.run_id, count)
         if features(self.strategy).offload_outputs:
             update += await offloaded(self.store, self.session_id, self.budget, messages)
         return update
