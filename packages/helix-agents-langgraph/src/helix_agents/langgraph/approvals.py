@@ -10,14 +10,16 @@ with :func:`decide_approval`; the graph resumes in any process with
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langgraph.types import Interrupt
 from pydantic import JsonValue
 
 from helix_agents.core import Checkpoint, PendingApproval, SessionStateStore, ValidationError
 from helix_agents.core.inputs import check_id
 from helix_agents.core.models import ApprovalResolution
+
+if TYPE_CHECKING:
+    from langgraph.types import Interrupt
 
 __all__ = [
     "ApprovalsPendingError",

@@ -24,8 +24,6 @@ from typing import TYPE_CHECKING, Any, cast
 from langchain_core.messages import AnyMessage, BaseMessage, RemoveMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
-from langgraph.pregel import Pregel
-from langgraph.types import Command
 
 from helix_agents.core import (
     Checkpoint,
@@ -59,6 +57,9 @@ from .tools import activate_tool_source, read_tool_output, recall_history
 
 if TYPE_CHECKING:
     from typing import Self
+
+    from langgraph.pregel import Pregel
+    from langgraph.types import Command
 
 __all__ = ["CONTEXT_TOOLS", "STRATEGY_KEY", "HelixGraphRun", "helix_context", "helix_run"]
 
@@ -300,6 +301,9 @@ class HelixGraphRun:
             )
             state = None if decided is None else decided.state
             answers[interrupt_id] = state.get("answer") if isinstance(state, dict) else None
+        # Imported here: the graph API is langgraph's, which the saver alone does not need.
+        from langgraph.types import Command
+
         return Command(resume=answers)
 
 
