@@ -318,5 +318,5 @@ def helix_run(config: RunnableConfig) -> HelixGraphRun:
 async def helix_context(state: Any, config: RunnableConfig) -> dict[str, Any]:
     """The node to put before the model: the update of the state's ``messages`` (a state
     with a ``messages`` channel under ``add_messages``, such as ``MessagesState``) that
-    :meth:`HelixGraphRun.context_update` makes."""
+    ``HelixGraphRun.context_update`` makes."""
     return {"messages": await helix_run(config).context_update(state["messages"])}
