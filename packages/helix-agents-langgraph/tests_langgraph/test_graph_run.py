@@ -203,6 +203,12 @@ async def test_LGF_5_6_two_answers_race_one_resolves_and_the_graph_resumes_with_
     with pytest.raises(ApprovalsPendingError) as pending:
         await HelixGraphRun(other_store, THREAD, resume=True).__aenter__()
     assert pending.value.approval_ids == (approval.approval_id,)
+    with pytest.raises(ValidationError) as not_json:
+        await decide_approval(store, THREAD, approval.approval_id, {"approve": object()})  # type: ignore[dict-item]
+    assert (not_json.value.code, not_json.value.session_id) == ("validation_error", THREAD)
+    assert [a.approval_id for a in await store.list_pending_approvals(THREAD)] == [
+        approval.approval_id
+    ]
     answers = await asyncio.gather(
         decide_approval(store, THREAD, approval.approval_id, {"approve": True}),
         decide_approval(other_store, THREAD, approval.approval_id, {"approve": False}),
@@ -225,9 +231,11 @@ async def test_LGF_11_a_bad_strategy_or_trim_is_refused_naming_the_session(
         HelixGraphRun(store, THREAD, strategy="eager")  # type: ignore[arg-type]
     assert (bad.value.code, bad.value.session_id) == ("validation_error", THREAD)
     assert "'eager'" in bad.value.message
-    with pytest.raises(ValidationError) as trim:
-        HelixGraphRun(store, THREAD, keep_messages=0)
-    assert trim.value.session_id == THREAD
+    for keep in (0, True, "3"):
+        with pytest.raises(ValidationError) as trim:
+            HelixGraphRun(store, THREAD, keep_messages=keep)  # type: ignore[arg-type]
+        assert trim.value.session_id == THREAD
+        assert repr(keep) in trim.value.message
     assert await store.get_session(THREAD) is None
 
 

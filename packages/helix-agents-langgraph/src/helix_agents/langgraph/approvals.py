@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import JsonValue
 
 from helix_agents.core import Checkpoint, PendingApproval, SessionStateStore, ValidationError
-from helix_agents.core.inputs import check_id
+from helix_agents.core.inputs import check_id, check_json
 from helix_agents.core.models import ApprovalResolution
 
 if TYPE_CHECKING:
@@ -58,13 +58,16 @@ def decision_checkpoint_id(approval_id: str) -> str:
     return f"lg-decision:{approval_id}"
 
 
-def pending_approval(run_id: str, interrupt: Interrupt, at: datetime) -> PendingApproval:
+def pending_approval(
+    session_id: str, run_id: str, interrupt: Interrupt, at: datetime
+) -> PendingApproval:
     """Our pending approval for one interrupt of run ``run_id``.
 
     An interrupt value that is a dict naming ``tool`` (and ``tool_call_id``) gives the
-    approval its tool; the whole value is its ``input``.
+    approval its tool; the whole value is its ``input``, which must be JSON
+    (``ValidationError`` naming the session otherwise).
     """
-    value: Any = interrupt.value
+    value: Any = check_json(interrupt.value, "interrupt value", session_id=session_id)
     fields = value if isinstance(value, dict) else {}
     tool = fields.get("tool")
     call_id = fields.get("tool_call_id")
@@ -84,9 +87,11 @@ async def decide_approval(
     ``"already-resolved"`` for every other (LGF-6).
 
     The first answer recorded is what the paused ``interrupt()`` returns when the graph
-    resumes. An unknown id is ``ApprovalNotFoundError`` and writes nothing.
+    resumes; it must be JSON. An unknown id is ``ApprovalNotFoundError``, an answer that
+    is not JSON a ``ValidationError``, and neither writes anything.
     """
     check_id(approval_id, "approval_id", session_id=session_id)
+    check_json(answer, "answer", session_id=session_id)
     pending = {a.approval_id for a in await store.list_pending_approvals(session_id)}
     if approval_id not in pending:
         # Resolved before, or unknown (which the store refuses with its typed error).

@@ -110,9 +110,11 @@ class HelixGraphRun:
                 f"session {thread_id!r}: strategy {strategy!r} is not one of {STRATEGIES}",
                 session_id=thread_id,
             )
-        if keep_messages is not None and keep_messages < 1:
+        if keep_messages is not None and (
+            type(keep_messages) is not int or keep_messages < 1  # a bool is not a count
+        ):
             raise ValidationError(
-                f"session {thread_id!r}: keep_messages {keep_messages!r} is not positive",
+                f"session {thread_id!r}: keep_messages {keep_messages!r} is not a positive int",
                 session_id=thread_id,
             )
         self.store = store
@@ -270,7 +272,7 @@ class HelixGraphRun:
             return []
         now = datetime.now(UTC)
         interrupts = snapshot.interrupts
-        approvals = [pending_approval(self.run_id, i, now) for i in interrupts]
+        approvals = [pending_approval(self.session_id, self.run_id, i, now) for i in interrupts]
         asked = {a.approval_id: i.id for a, i in zip(approvals, interrupts, strict=True)}
         checkpoint = Checkpoint(
             checkpoint_id=pause_checkpoint_id(self.run_id),
