@@ -380,7 +380,9 @@ async def test_LGF_10_11_a_source_activated_is_offered_and_replayed_after_a_rest
     assert str(model.seen[2][-1].content) == "db restarted"
     later = Scripted(replies=[AIMessage("ok")])
     async with HelixGraphRun(store, THREAD, tool_sources=sources) as run:  # a restart
-        await tooled(store, later).ainvoke({"messages": [("user", "status?")]}, run.config)
+        stream = tooled(store, later).astream({"messages": [("user", "status?")]}, run.config)
+        steps = [step async for step in stream]
+    assert [next(iter(step)) for step in steps] == ["context", "agent"]
     assert run.strategy == "dynamic"
     assert later.offers[0] == sorted(["dump_log", "restart", *context])
     assert run.instructions("You run ops.") == "You run ops."
