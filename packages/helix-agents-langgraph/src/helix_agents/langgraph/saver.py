@@ -286,6 +286,7 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
         for _ in range(ATTEMPTS):
             if not await self._claim(thread, ns, parent, checkpoint_id, state, fence):
                 continue
+            # Unfenced: the claim was the fenced write, and a put whose claim landed completes.
             try:
                 await self._threads.save(
                     thread, checkpoint_key(ns, checkpoint_id), state, create=False
