@@ -38,6 +38,7 @@ from helix_agents.langgraph import (
     ApprovalsPendingError,
     HelixCheckpointSaver,
     HelixGraphRun,
+    StaleCheckpointError,
     decide_approval,
     helix_context,
     helix_run,
@@ -188,6 +189,31 @@ async def test_LGF_3_two_runners_on_one_thread_one_wins_nothing_lost_or_doubled(
     info = await store.get_session(THREAD)
     assert info is not None and info.current_run is not None
     assert (info.current_run.run_id, info.current_run.status) == (newer.run_id, "completed")
+
+
+async def test_LGF_2_3_two_runners_racing_deliver_an_item_once_and_lose_none(
+    store: SessionStateStore, other_store: SessionStateStore
+) -> None:
+    await store.create_session(THREAD)
+    await remember(store)
+    models = [Scripted(replies=[AIMessage("one")]), Scripted(replies=[AIMessage("two")])]
+
+    async def runner(on: SessionStateStore, model: Scripted) -> None:
+        async with HelixGraphRun(on, THREAD) as run:
+            await graph(on, model).ainvoke({"messages": [("user", "hi")]}, run.config)
+
+    outcomes = await asyncio.gather(
+        runner(store, models[0]), runner(other_store, models[1]), return_exceptions=True
+    )
+    # The loser is superseded, or (reading the thread inside the winner's put) stale.
+    for outcome in outcomes:
+        assert outcome is None or isinstance(outcome, RunSupersededError | StaleCheckpointError)
+    assert None in outcomes
+    assert await context_rows(store) == 1
+    assert await store.list_undelivered_context_items(THREAD) == []
+    for model, outcome in zip(models, outcomes, strict=True):
+        if outcome is None:
+            assert shown(model.seen[-1]) == [MEMORY]
 
 
 async def test_LGF_5_6_two_answers_race_one_resolves_and_the_graph_resumes_with_it(
