@@ -70,14 +70,22 @@ class Threads:
         return owner_of(info) is None
 
     async def save(
-        self, thread_id: str, key: str, state: JsonValue, *, create: bool = True
+        self,
+        thread_id: str,
+        key: str,
+        state: JsonValue,
+        *,
+        create: bool = True,
+        fence_run_id: str | None = None,
     ) -> bool:
         """Insert-once ``state`` under ``key``; whether it is new.
 
         The thread's session is created when missing, and again if a
         ``delete_thread`` deletes it before the record lands (the write then
         lands in the new thread, docs/integrations/langgraph.md). With
-        ``create=False`` a missing session raises ``SessionNotFoundError``.
+        ``create=False`` a missing session raises ``SessionNotFoundError``. With
+        ``fence_run_id`` it lands only while that run is the session's live run
+        (``RunSupersededError`` otherwise).
         """
         record = Checkpoint(
             checkpoint_id=key,
@@ -88,7 +96,8 @@ class Threads:
         )
         for _ in range(ATTEMPTS):
             try:
-                return (await self.store.save_checkpoint(thread_id, record)).recorded
+                fenced = self.store.save_checkpoint(thread_id, record, fence_run_id=fence_run_id)
+                return (await fenced).recorded
             except SessionNotFoundError:
                 if not create:
                     raise

@@ -18,12 +18,19 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.base import Checkpoint as GraphCheckpoint
 from pydantic import JsonValue
 
-from helix_agents.core import SessionNotFoundError, SessionStateStore, ValidationError
+from helix_agents.core import (
+    RunSupersededError,
+    SessionNotFoundError,
+    SessionStateStore,
+    ValidationError,
+)
 from helix_agents.core.errors import StaleCheckpointError
 from helix_agents.core.inputs import check_id
 from helix_agents.core.limits import MAX_CHECKPOINT_PAGE
 
 from ._config import checkpoint_id_of, config_for, namespace_of, thread_of
+from ._fence import fence_of
+from ._late import record_late_answers
 from ._layout import (
     ALL_CHECKPOINTS,
     ALL_CLAIMS,
@@ -219,11 +226,14 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
         Raises :class:`StaleCheckpointError` if another checkpoint already
         extends that parent (another writer got there first), unless
         ``configurable[FORK]`` is true. The record is built, and refused if need
-        be, before anything is written.
+        be, before anything is written. A config that names a run
+        (``configurable["helix_run_id"]``, :class:`HelixGraphRun`) writes only while
+        that run is live: ``RunSupersededError`` otherwise, nothing written.
         """
         self._bind()
         thread, ns = thread_of(config), namespace_of(config) or ""
         parent = checkpoint_id_of(config)
+        fence = fence_of(config)
         if not isinstance(checkpoint, dict) or not isinstance(checkpoint.get("id"), str):
             raise ValidationError(f"thread {thread!r}: not a checkpoint (no string id)")
         checkpoint_id = checkpoint["id"]
@@ -245,9 +255,9 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
         # Indexed first: a put that dies after it leaves an extra entry.
         fresh = entry is None or await self._runs.add(entry)
         if parent and not config["configurable"].get(FORK):
-            await self._claim_and_save(thread, ns, parent, checkpoint_id, state)
+            await self._claim_and_save(thread, ns, parent, checkpoint_id, state, fence)
         else:
-            await self._threads.save(thread, key, state)
+            await self._threads.save(thread, key, state, fence_run_id=fence)
         if entry is not None and await self._runs.deleted(entry.run):
             # delete_for_runs of this run ran beside this put and may have missed it.
             await self._runs.remove(thread, ns, checkpoint_id, parent)
@@ -257,7 +267,13 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
         return config_for(thread, ns, checkpoint_id)
 
     async def _claim_and_save(
-        self, thread: str, ns: str, parent: str, checkpoint_id: str, state: JsonValue
+        self,
+        thread: str,
+        ns: str,
+        parent: str,
+        checkpoint_id: str,
+        state: JsonValue,
+        fence: str | None,
     ) -> None:
         """Claim ``parent`` for this checkpoint, then save it, in one life of the thread.
 
@@ -267,8 +283,9 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
         "A put racing delete_thread").
         """
         for _ in range(ATTEMPTS):
-            if not await self._claim(thread, ns, parent, checkpoint_id, state):
+            if not await self._claim(thread, ns, parent, checkpoint_id, state, fence):
                 continue
+            # Unfenced: the claim was the fenced write, and a put whose claim landed completes.
             try:
                 await self._threads.save(
                     thread, checkpoint_key(ns, checkpoint_id), state, create=False
@@ -279,7 +296,13 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
         raise deleted_under(thread)
 
     async def _claim(
-        self, thread: str, ns: str, parent: str, checkpoint_id: str, state: JsonValue
+        self,
+        thread: str,
+        ns: str,
+        parent: str,
+        checkpoint_id: str,
+        state: JsonValue,
+        fence: str | None,
     ) -> bool:
         """Make this checkpoint the one child of ``parent``, or raise StaleCheckpointError.
 
@@ -287,7 +310,7 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
         or ``prune`` of the parent) before the claim could be read: claim again.
         """
         key = claim_key(ns, parent)
-        if await self._threads.save(thread, key, state):
+        if await self._threads.save(thread, key, state, fence_run_id=fence):
             return True
         held = await self._threads.get(thread, key)
         if held is None:
@@ -335,6 +358,8 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
         Ordinary writes are insert-once by ``(task_id, idx)``; the special
         channels (errors, interrupts, …) replace what the task wrote before.
         Every record is built, and refused if need be, before the first is written.
+        Fenced like :meth:`aput`; the tool answers among writes a superseded run
+        could not store are queued as the session's late answers.
         """
         self._bind()
         thread, ns = thread_of(config), namespace_of(config) or ""
@@ -351,10 +376,16 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
             state = self._records.write_state(thread, task_id, task_path, idx, channel, value)
             records.append((key, idx, state))
         await self._threads.check_writable(thread)
-        for key, idx, state in records:
-            if idx < 0:
-                await self._threads.delete(thread, [key])
-            await self._threads.save(thread, key, state)
+        fence = fence_of(config)
+        try:
+            for key, idx, state in records:
+                if idx < 0:
+                    await self._threads.delete(thread, [key])
+                await self._threads.save(thread, key, state, fence_run_id=fence)
+        except RunSupersededError:
+            # A tool's answer that outlived its run reaches the next run (LGF-4).
+            await record_late_answers(self.store, thread, writes)
+            raise
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete the thread: its session and everything in it, then its run index entries.

@@ -1,0 +1,57 @@
+"""examples/langgraph_features.py shows LGF-1..LGF-11 end to end, on SQLite and PostgreSQL,
+with the interrupt answered and the graph resumed in a second process."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from example_runs import EXAMPLES, run_example
+from psycopg import sql
+
+
+def check(out: str) -> None:
+    """What the example must have printed, part by part."""
+    memory = '<context kind="memory"> Ada prefers tea. </context>'
+    assert f"model saw: ['{memory}']" in out
+    assert "still queued: 0" in out
+    assert f"next run, model saw (from the state): ['{memory}']" in out
+    assert "first runner refused: state_run_superseded" in out
+    assert "queued late answers: [('call-search', '3 results for tea')]" in out
+    assert "The tool call call-search (slow_search) answered after its run had ended" in out
+    assert "pending: [('delete_file', {'tool': 'delete_file', 'path': 'old.log'})]" in out
+    assert "[second process] answer approve=True: resolved" in out
+    assert "[second process] answer approve=False: already-resolved" in out
+    assert "[second process] tool ran: 'deleted old.log'; agent> Deleted old.log." in out
+    assert "back in the first process: run completed, 4 messages, 0 pending approvals" in out
+    assert "model saw: [Output stored as out-" in out and "500 lines]" in out
+    assert "read back: ['378: 00377 ERROR disk full']" in out
+    assert "messages shown after trimming: 4" in out
+    assert "recalled: row 0 (user) line 1: Why is the disk full?" in out
+    tools = "'read_tool_output', 'recall_history'"
+    assert f"offered: ['activate_tool_source', {tools}, 'server_log']" in out
+    assert f"offered after the activation: [{tools}, 'restart_service', 'server_log']" in out
+    assert "agent> Freed the disk, restarted db." in out
+    assert f"next run: strategy dynamic, offered: [{tools}, 'restart_service', 'server_log']" in out
+
+
+def test_example_features_on_sqlite(tmp_path: Path) -> None:
+    assert (EXAMPLES / "langgraph_features.py").exists()
+    check(run_example("langgraph_features.py", f"sqlite:///{tmp_path / 'features.db'}"))
+
+
+@pytest.fixture
+def postgres_schema_url(helix_postgres_url: str) -> Iterator[str]:
+    """A URL of the test server on a schema of its own, dropped afterwards."""
+    schema = f"lg_features_{uuid.uuid4().hex[:10]}"
+    sep = "&" if "?" in helix_postgres_url else "?"
+    yield f"{helix_postgres_url}{sep}namespace={schema}&auto_migrate=true"
+    with psycopg.connect(helix_postgres_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+
+
+def test_example_features_on_postgres(postgres_schema_url: str) -> None:
+    check(run_example("langgraph_features.py", postgres_schema_url))
