@@ -3,14 +3,9 @@ with the interrupt answered and the graph resumed in a second process."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
-import psycopg
-import pytest
 from example_runs import EXAMPLES, run_example
-from psycopg import sql
 
 
 def check(out: str) -> None:
@@ -41,16 +36,6 @@ def check(out: str) -> None:
 def test_example_features_on_sqlite(tmp_path: Path) -> None:
     assert (EXAMPLES / "langgraph_features.py").exists()
     check(run_example("langgraph_features.py", f"sqlite:///{tmp_path / 'features.db'}"))
-
-
-@pytest.fixture
-def postgres_schema_url(helix_postgres_url: str) -> Iterator[str]:
-    """A URL of the test server on a schema of its own, dropped afterwards."""
-    schema = f"lg_features_{uuid.uuid4().hex[:10]}"
-    sep = "&" if "?" in helix_postgres_url else "?"
-    yield f"{helix_postgres_url}{sep}namespace={schema}&auto_migrate=true"
-    with psycopg.connect(helix_postgres_url, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
 
 
 def test_example_features_on_postgres(postgres_schema_url: str) -> None:

@@ -9,12 +9,13 @@ with :func:`decide_approval`; the graph resumes in any process with
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 
-from helix_agents.core import Checkpoint, PendingApproval, SessionStateStore, ValidationError
+from helix_agents.core import PendingApproval, SessionStateStore
+from helix_agents.core.adapters import ApprovalsPendingError, record_decision
 from helix_agents.core.inputs import check_id, check_json
 from helix_agents.core.models import ApprovalResolution
 
@@ -30,22 +31,6 @@ __all__ = [
 ]
 
 _INTERRUPT = "interrupt"
-
-
-class ApprovalsPendingError(ValidationError):
-    """A paused run asked to resume while some of its approvals are undecided.
-
-    ``approval_ids`` names them (code ``validation_error``).
-    """
-
-    def __init__(
-        self, message: str, *, session_id: str | None = None, approval_ids: tuple[str, ...] = ()
-    ) -> None:
-        super().__init__(message, session_id=session_id)
-        self.approval_ids = approval_ids
-
-
-ApprovalsPendingError.__module__ = "helix_agents.langgraph"
 
 
 def pause_checkpoint_id(run_id: str) -> str:
@@ -92,18 +77,10 @@ async def decide_approval(
     """
     check_id(approval_id, "approval_id", session_id=session_id)
     check_json(answer, "answer", session_id=session_id)
-    pending = {a.approval_id for a in await store.list_pending_approvals(session_id)}
-    if approval_id not in pending:
-        # Resolved before, or unknown (which the store refuses with its typed error).
-        return await store.resolve_approval(session_id, approval_id)
-    decision = Checkpoint(
+    return await record_decision(
+        store,
+        session_id,
+        approval_id,
         checkpoint_id=decision_checkpoint_id(approval_id),
-        run_id=approval_id.split(":", 1)[0],
-        message_count=0,
-        state={"answer": answer},
-        created_at=datetime.now(UTC),
+        decision={"answer": answer},
     )
-    # The insert-once checkpoint decides whose answer counts.
-    first = (await store.save_checkpoint(session_id, decision)).recorded
-    await store.resolve_approval(session_id, approval_id)
-    return "resolved" if first else "already-resolved"
