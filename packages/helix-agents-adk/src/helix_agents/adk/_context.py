@@ -14,11 +14,10 @@ import time
 from google.adk.events.event import Event
 from google.genai import types
 
-from helix_agents.core import ContextMessage, MessageCommit, SessionStateStore
-from helix_agents.core.models import ContextItemDelivery, LateAnswerDelivery
-from helix_agents.core.runtime import context_row_text, late_answer_notice
+from helix_agents.core import ContextMessage
+from helix_agents.core.runtime import context_row_text
 
-__all__ = ["CONTEXT_AUTHOR", "context_event", "delivery_commit"]
+__all__ = ["CONTEXT_AUTHOR", "context_event"]
 
 CONTEXT_AUTHOR = "user"
 """The author of a context row's event: the model reads it as a user turn."""
@@ -37,33 +36,3 @@ def context_event(row: ContextMessage, index: int, invocation_id: str = "") -> E
         content=types.Content(role="user", parts=[types.Part(text=text)]),
         timestamp=time.time(),
     )
-
-
-async def delivery_commit(
-    store: SessionStateStore, sid: str, fence_run_id: str, expected: int
-) -> tuple[MessageCommit, list[ContextMessage]] | None:
-    """One commit delivering every queued context item and late answer, with its rows;
-    ``None`` when nothing is queued.
-
-    Its rows are the context rows that carry them, context items first; it lands only
-    while the run is live and the log still holds ``expected`` rows.
-    """
-    items = await store.list_undelivered_context_items(sid)
-    answers = await store.list_undelivered_late_answers(sid)
-    if not items and not answers:
-        return None
-    rows = [record.item.to_message() for record in items]
-    rows += [late_answer_notice(answer) for answer in answers]
-    commit = MessageCommit(
-        messages=tuple(rows),
-        fence_run_id=fence_run_id,
-        expect_message_count=expected,
-        deliver_context_items=tuple(
-            ContextItemDelivery(key=record.key, row_offset=i) for i, record in enumerate(items)
-        ),
-        deliver_late_answers=tuple(
-            LateAnswerDelivery(call_id=answer.call_id, row_offset=len(items) + i)
-            for i, answer in enumerate(answers)
-        ),
-    )
-    return commit, rows

@@ -30,6 +30,7 @@ from google.genai import types
 
 from helix_agents.core import (
     Checkpoint,
+    ContextMessage,
     MessageCommit,
     MessageCountConflictError,
     RunSupersededError,
@@ -46,8 +47,9 @@ from helix_agents.core.context import (
     features,
     offload_output,
 )
+from helix_agents.core.runtime import delivery_commit
 
-from ._context import context_event, delivery_commit
+from ._context import context_event
 from ._disclosure import Disclosure, ToolLike, hide
 from ._runs import Run, Runs, RunSessionService, session_key
 from .approvals import confirmation_calls, pause_checkpoint_id, pending_approval
@@ -155,17 +157,20 @@ class HelixPlugin(BasePlugin):
             return None
         self._gate(run, llm_request)
         expected = _marker(session)
-        delivery = None
+        commit = None
         if expected is not None:
-            delivery = await delivery_commit(self.store, run.sid, run.run_id, expected)
-        if delivery is not None:
-            commit, rows = delivery
+            commit = await delivery_commit(
+                self.store, run.sid, fence_run_id=run.run_id, expected=expected
+            )
+        if commit is not None:
             try:
                 result = await self.store.append_messages(run.sid, commit)
             except MessageCountConflictError:
                 # Another writer moved the log: the items stay queued for the next call.
                 return None
-            for offset, row in enumerate(rows):
+            for offset, row in enumerate(commit.messages):
+                if not isinstance(row, ContextMessage):  # every row of a delivery is one
+                    continue
                 index = result.first_index + offset
                 event = context_event(row, index, callback_context.invocation_id)
                 session.events.append(event)

@@ -19,6 +19,7 @@ __all__ = [
     "context_row_text",
     "deliver_context_items",
     "deliver_late_answer_notices",
+    "delivery_commit",
     "late_answer_notice",
     "lower_context_rows",
 ]
@@ -53,6 +54,36 @@ def late_answer_notice(answer: LateAnswer) -> ContextMessage:
         ),
         source="late_answer",
         metadata={"call_id": answer.call_id, "tool_name": answer.tool_name},
+    )
+
+
+async def delivery_commit(
+    store: SessionStateStore, session_id: str, *, fence_run_id: str | None, expected: int
+) -> MessageCommit | None:
+    """One commit delivering every queued context item and late answer, or ``None`` when
+    nothing is queued: what a framework adapter sends before a model call.
+
+    Its rows are the context rows that carry them, context items first, then a
+    :func:`late_answer_notice` per answer; it lands only if the log still holds
+    ``expected`` rows (and while the run is live, with ``fence_run_id``).
+    """
+    items = await store.list_undelivered_context_items(session_id)
+    answers = await store.list_undelivered_late_answers(session_id)
+    if not items and not answers:
+        return None
+    rows = [record.item.to_message() for record in items]
+    rows += [late_answer_notice(answer) for answer in answers]
+    return MessageCommit(
+        messages=tuple(rows),
+        fence_run_id=fence_run_id,
+        expect_message_count=expected,
+        deliver_context_items=tuple(
+            ContextItemDelivery(key=record.key, row_offset=i) for i, record in enumerate(items)
+        ),
+        deliver_late_answers=tuple(
+            LateAnswerDelivery(call_id=answer.call_id, row_offset=len(items) + i)
+            for i, answer in enumerate(answers)
+        ),
     )
 
 

@@ -17,12 +17,10 @@ from helix_agents.core import (
     ConcurrencyConflictError,
     ContextMessage,
     Message,
-    MessageCommit,
     MessageCountConflictError,
     SessionStateStore,
 )
-from helix_agents.core.models import ContextItemDelivery, LateAnswerDelivery
-from helix_agents.core.runtime import context_row_text, late_answer_notice
+from helix_agents.core.runtime import context_row_text, delivery_commit
 
 __all__ = ["ROW_ID_PREFIX", "deliver_queued", "row_messages"]
 
@@ -41,29 +39,6 @@ def row_messages(rows: Sequence[Message], start: int) -> list[HumanMessage]:
     ]
 
 
-async def _commit(
-    store: SessionStateStore, session_id: str, fence_run_id: str | None, expected: int
-) -> MessageCommit | None:
-    items = await store.list_undelivered_context_items(session_id)
-    answers = await store.list_undelivered_late_answers(session_id)
-    if not items and not answers:
-        return None
-    rows = [record.item.to_message() for record in items]
-    rows += [late_answer_notice(answer) for answer in answers]
-    return MessageCommit(
-        messages=tuple(rows),
-        fence_run_id=fence_run_id,
-        expect_message_count=expected,
-        deliver_context_items=tuple(
-            ContextItemDelivery(key=record.key, row_offset=i) for i, record in enumerate(items)
-        ),
-        deliver_late_answers=tuple(
-            LateAnswerDelivery(call_id=answer.call_id, row_offset=len(items) + i)
-            for i, answer in enumerate(answers)
-        ),
-    )
-
-
 async def deliver_queued(
     store: SessionStateStore, session_id: str, fence_run_id: str | None, count: int | None
 ) -> list[HumanMessage]:
@@ -77,7 +52,9 @@ async def deliver_queued(
     for _ in range(_ATTEMPTS):
         expected = await store.get_message_count(session_id) if count is None else count
         count = None
-        commit = await _commit(store, session_id, fence_run_id, expected)
+        commit = await delivery_commit(
+            store, session_id, fence_run_id=fence_run_id, expected=expected
+        )
         if commit is None:
             return []
         try:

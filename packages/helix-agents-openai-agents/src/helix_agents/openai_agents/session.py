@@ -28,9 +28,10 @@ from helix_agents.core import (
 from helix_agents.core.adapters import AdapterName, check_writable, claim_session, readable
 from helix_agents.core.backend import check_id
 from helix_agents.core.limits import MAX_COUNT
+from helix_agents.core.runtime import delivery_commit
 
 from ._compaction import read_snapshot
-from ._context import delivery_commit, read_item
+from ._context import read_item
 from ._items import encode_items
 from ._late import record_late_answers
 from ._settle import settled
@@ -285,7 +286,7 @@ class HelixSession:
                     if expected is None:
                         continue
                 commit = await delivery_commit(
-                    self.store, self.session_id, self.fence_run_id, expected
+                    self.store, self.session_id, fence_run_id=self.fence_run_id, expected=expected
                 )
                 if commit is None:
                     return []
