@@ -37,13 +37,19 @@ from helix_agents.core import (
     ValidationError,
 )
 from helix_agents.core.adapters import claim_session
-from helix_agents.core.context import STRATEGIES, Budget, ContextStore, ContextStrategy, features
+from helix_agents.core.context import (
+    STRATEGIES,
+    Budget,
+    ContextStore,
+    ContextStrategy,
+    Disclosure,
+    features,
+)
 from helix_agents.core.inputs import check_id
 from helix_agents.core.rules import assert_fence
 
 from ._archive import archive, trim_point
 from ._context import deliver_queued, row_messages
-from ._disclosure import Disclosure
 from ._fence import RUN_ID_KEY, RUN_KEY, run_of
 from ._offload import offloaded
 from ._threads import ADAPTER
@@ -126,7 +132,7 @@ class HelixGraphRun:
         self.budget = budget or Budget(context_window=DEFAULT_CONTEXT_WINDOW)
         self.keep_messages = keep_messages
         self._sources = {name: list(tools) for name, tools in (tool_sources or {}).items()}
-        self._disclosure: Disclosure | None = None
+        self._disclosure: Disclosure[BaseTool] | None = None
         self.paused_run_id: str | None = None
         """The run this one resumes (``resume=True``)."""
         self._paused: dict[str, Any] = {}
@@ -155,7 +161,9 @@ class HelixGraphRun:
             MessageCommit(start_run=StartRun(run_id=self.run_id), scoped_state=(keep,)),
         )
         if features(self.strategy).lazy_tools and self._sources:
-            self._disclosure = Disclosure(self.store, self.session_id, self.run_id, self._sources)
+            self._disclosure = Disclosure(
+                self.store, self.session_id, self.run_id, self._sources, lambda t: t.name
+            )
             await self._disclosure.replay()
         return self
 

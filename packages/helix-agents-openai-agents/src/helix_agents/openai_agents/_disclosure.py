@@ -16,13 +16,13 @@ from typing import Any
 from agents import FunctionTool, RunContextWrapper, Tool
 
 from helix_agents.core import SessionStateStore
-from helix_agents.core.context import ToolCatalog, ToolSource, activate_tool_source
+from helix_agents.core.context import Disclosure as SourceDisclosure
 from helix_agents.core.context.tools import ACTIVATE_TOOL
 
 __all__ = ["Disclosure"]
 
 
-class Disclosure:
+class Disclosure(SourceDisclosure[Tool]):
     """The tool sources of one run: what the model sees, and what it may activate."""
 
     def __init__(
@@ -32,23 +32,7 @@ class Disclosure:
         fence_run_id: str,
         sources: Mapping[str, Sequence[Tool]],
     ) -> None:
-        self.store = store
-        self.session_id = session_id
-        self.fence_run_id = fence_run_id
-        self.sources = {name: list(tools) for name, tools in sources.items()}
-        self.catalog = ToolCatalog(
-            [
-                ToolSource(name, "code", tuple(t.name for t in tools))
-                for name, tools in sources.items()
-            ]
-        )
-        self.active: list[str] = []
-
-    async def replay(self) -> None:
-        """The active sources, from the session's ``tools`` rows."""
-        self.active = self.catalog.active_from_history(
-            await self.store.get_messages(self.session_id)
-        )
+        super().__init__(store, session_id, fence_run_id, sources, lambda tool: tool.name)
 
     def tools(self) -> list[Tool]:
         """Every source's tools, each enabled only while its source is active, and the
@@ -67,25 +51,9 @@ class Disclosure:
 
         return enabled
 
-    def instructions(self, given: str | None) -> str | None:
-        """``given`` with the catalog of the sources not yet active after it."""
-        block = self.catalog.catalog_block(self.active)
-        if not block:
-            return given
-        return f"{given}\n\n{block}" if given else block
-
     def _activation_tool(self) -> FunctionTool:
         async def invoke(_: RunContextWrapper[Any], arguments: str) -> str:
-            name = json.loads(arguments or "{}").get("source_name")
-            answer = await activate_tool_source(
-                self.store,
-                self.session_id,
-                self.catalog,
-                name,
-                fence_run_id=self.fence_run_id,
-            )
-            await self.replay()
-            return answer
+            return await self.activate(json.loads(arguments or "{}").get("source_name"))
 
         return FunctionTool(
             name=ACTIVATE_TOOL,
@@ -98,5 +66,5 @@ class Disclosure:
                 "additionalProperties": False,
             },
             on_invoke_tool=invoke,
-            is_enabled=lambda _ctx, _agent: bool(self.catalog.inactive(self.active)),
+            is_enabled=lambda _ctx, _agent: self.pending(),
         )

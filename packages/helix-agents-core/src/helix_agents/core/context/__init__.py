@@ -21,6 +21,7 @@ from .budget import (
     Usage,
     default_counter,
 )
+from .disclosure import Disclosure
 from .errors import InvalidPatternError, OutputNotFoundError, UnknownToolSourceError
 from .history import (
     MAX_HISTORY_LIMIT,
@@ -82,6 +83,7 @@ __all__ = [
     "ContextStore",
     "ContextStrategy",
     "ContextWindow",
+    "Disclosure",
     "EstimateCounter",
     "HistoryHit",
     "HistoryQuery",

@@ -1,31 +1,35 @@
-"""Lazy tool disclosure under ``dynamic`` (LGF-10): a catalog, an activation tool, gated tools.
+"""Lazy tool disclosure for one run of an adapter: what the model is offered, what it may
+activate (docs/context-strategies.md, dynamic).
 
-The application names its tool sources; a source's tools are offered to the model once
-the model activated it. ``activate_tool_source`` appends core's ``tools`` context row, so
-the active set is replayed from the log after a restart.
+The application names its tool sources; a source's tools are offered once the model
+activated it. Activation appends core's ``tools`` context row, fenced by the run, so the
+active set is replayed from the log after a restart.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Generic, TypeVar, overload
 
-from langchain_core.tools import BaseTool
-
-from helix_agents.core import SessionStateStore
-from helix_agents.core.context import ToolCatalog, ToolSource, activate_tool_source
+from ..protocol import SessionStateStore
+from .agent_tools import activate_tool_source
+from .tools import ToolCatalog, ToolSource
 
 __all__ = ["Disclosure"]
 
+T = TypeVar("T")
 
-class Disclosure:
-    """The tool sources of one run: what the model sees, and what it may activate."""
+
+class Disclosure(Generic[T]):
+    """The tool sources of one run, tools of any framework type ``T`` named by ``name_of``."""
 
     def __init__(
         self,
         store: SessionStateStore,
         session_id: str,
         fence_run_id: str,
-        sources: Mapping[str, Sequence[BaseTool]],
+        sources: Mapping[str, Sequence[T]],
+        name_of: Callable[[T], str],
     ) -> None:
         self.store = store
         self.session_id = session_id
@@ -33,8 +37,8 @@ class Disclosure:
         self.sources = {name: list(tools) for name, tools in sources.items()}
         self.catalog = ToolCatalog(
             [
-                ToolSource(name, "code", tuple(t.name for t in tools))
-                for name, tools in sources.items()
+                ToolSource(name, "code", tuple(name_of(t) for t in tools))
+                for name, tools in self.sources.items()
             ]
         )
         self.active: list[str] = []
@@ -45,7 +49,7 @@ class Disclosure:
             await self.store.get_messages(self.session_id)
         )
 
-    def offered(self) -> list[BaseTool]:
+    def offered(self) -> list[T]:
         """The tools of the active sources."""
         return [tool for name in self.active for tool in self.sources.get(name, ())]
 
@@ -53,7 +57,11 @@ class Disclosure:
         """Whether a source is still inactive (the activation tool is offered)."""
         return bool(self.catalog.inactive(self.active))
 
-    def instructions(self, given: str) -> str:
+    @overload
+    def instructions(self, given: str) -> str: ...
+    @overload
+    def instructions(self, given: None) -> str | None: ...
+    def instructions(self, given: str | None) -> str | None:
         """``given`` with the catalog of the sources not yet active after it."""
         block = self.catalog.catalog_block(self.active)
         if not block:
@@ -63,11 +71,7 @@ class Disclosure:
     async def activate(self, source_name: str) -> str:
         """Record the activation of ``source_name`` (fenced by the run); the model's answer."""
         answer = await activate_tool_source(
-            self.store,
-            self.session_id,
-            self.catalog,
-            source_name,
-            fence_run_id=self.fence_run_id,
+            self.store, self.session_id, self.catalog, source_name, fence_run_id=self.fence_run_id
         )
         await self.replay()
         return answer
