@@ -11,13 +11,13 @@ See docs/integrations/adk.md.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from google.adk.events.event import Event
 from google.genai import types
 
-from helix_agents.core import PendingApproval, SessionStateStore, ValidationError
-from helix_agents.core.adapters import ApprovalsPendingError, record_decision
+from helix_agents.core import PendingApproval, SessionStateStore
+from helix_agents.core.adapters import ApprovalsPendingError, paused_run, record_decision
 from helix_agents.core.models import ApprovalResolution
 
 __all__ = [
@@ -98,29 +98,8 @@ async def resume_message(store: SessionStateStore, session_id: str) -> types.Con
     run awaits no approvals is a ``ValidationError``; undecided approvals are
     :class:`ApprovalsPendingError`. Nothing is written.
     """
-    info = await store.get_session(session_id)
-    current = None if info is None else info.current_run
-    if current is None or current.status != "awaiting_approval":
-        raise ValidationError(
-            f"session {session_id!r}: no run awaits approvals "
-            f"(current: {None if current is None else current.status!r})",
-            session_id=session_id,
-        )
-    paused = await store.get_checkpoint(session_id, pause_checkpoint_id(current.run_id))
-    if paused is None or not isinstance(paused.state, dict):
-        raise ValidationError(
-            f"session {session_id!r}: run {current.run_id!r} left no pause checkpoint",
-            session_id=session_id,
-        )
-    asked: list[str] = list(paused.state.get("approvals") or ())  # type: ignore[arg-type]
-    pending = {a.approval_id for a in await store.list_pending_approvals(session_id)}
-    undecided = tuple(approval_id for approval_id in asked if approval_id in pending)
-    if undecided:
-        raise ApprovalsPendingError(
-            f"session {session_id!r}: approvals {list(undecided)!r} are undecided",
-            session_id=session_id,
-            approval_ids=undecided,
-        )
+    _, paused = await paused_run(store, session_id, pause_checkpoint_id, "approvals")
+    asked = [a for a in cast(list[Any], paused.get("approvals") or []) if isinstance(a, str)]
     parts = []
     for approval_id in asked:
         decided = await store.get_checkpoint(session_id, decision_checkpoint_id(approval_id))

@@ -8,6 +8,7 @@ the session's metadata. A session marked by another adapter is not there for rea
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
@@ -34,6 +35,7 @@ __all__ = [
     "message_text",
     "not_storable",
     "owner_of",
+    "paused_run",
     "readable",
     "record_decision",
 ]
@@ -195,3 +197,43 @@ async def record_decision(
     first = (await store.save_checkpoint(session_id, record)).recorded
     await store.resolve_approval(session_id, approval_id)
     return "resolved" if first else "already-resolved"
+
+
+async def paused_run(
+    store: SessionStateStore,
+    session_id: str,
+    pause_checkpoint_id: Callable[[str], str],
+    asked_key: str,
+    info: SessionInfo | None = None,
+) -> tuple[str, JsonObject]:
+    """The run of ``session_id`` paused for approvals, and the state of its pause checkpoint
+    (``pause_checkpoint_id(run_id)``), once every approval listed under ``asked_key`` there is
+    decided. ``ValidationError`` when no run awaits approvals or it left no pause checkpoint;
+    :class:`ApprovalsPendingError` naming the undecided ones. Writes nothing.
+    """
+    if info is None:
+        info = await store.get_session(session_id)
+    current = None if info is None else info.current_run
+    if current is None or current.status != "awaiting_approval":
+        raise ValidationError(
+            f"session {session_id!r}: no run awaits approvals "
+            f"(current: {None if current is None else current.status!r})",
+            session_id=session_id,
+        )
+    paused = await store.get_checkpoint(session_id, pause_checkpoint_id(current.run_id))
+    if paused is None or not isinstance(paused.state, dict):
+        raise ValidationError(
+            f"session {session_id!r}: run {current.run_id!r} left no pause checkpoint",
+            session_id=session_id,
+        )
+    asked = paused.state.get(asked_key)
+    asked = asked if isinstance(asked, list | dict) else []  # approval ids, or keyed by them
+    pending = {a.approval_id for a in await store.list_pending_approvals(session_id)}
+    undecided = tuple(a for a in asked if isinstance(a, str) and a in pending)
+    if undecided:
+        raise ApprovalsPendingError(
+            f"session {session_id!r}: approvals {list(undecided)!r} are undecided",
+            session_id=session_id,
+            approval_ids=undecided,
+        )
+    return current.run_id, paused.state

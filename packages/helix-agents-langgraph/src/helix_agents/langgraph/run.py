@@ -36,7 +36,7 @@ from helix_agents.core import (
     StartRun,
     ValidationError,
 )
-from helix_agents.core.adapters import claim_session
+from helix_agents.core.adapters import claim_session, paused_run
 from helix_agents.core.context import (
     STRATEGIES,
     Budget,
@@ -54,7 +54,6 @@ from ._fence import RUN_ID_KEY, RUN_KEY, run_of
 from ._offload import offloaded
 from ._threads import ADAPTER
 from .approvals import (
-    ApprovalsPendingError,
     decision_checkpoint_id,
     pause_checkpoint_id,
     pending_approval,
@@ -168,32 +167,10 @@ class HelixGraphRun:
         return self
 
     async def _check_resumable(self, info: SessionInfo | None) -> None:
-        current = None if info is None else info.current_run
-        if current is None or current.status != "awaiting_approval":
-            raise ValidationError(
-                f"session {self.session_id!r}: no run awaits approvals "
-                f"(current: {None if current is None else current.status!r})",
-                session_id=self.session_id,
-            )
-        checkpoint = await self.store.get_checkpoint(
-            self.session_id, pause_checkpoint_id(current.run_id)
+        self.paused_run_id, state = await paused_run(
+            self.store, self.session_id, pause_checkpoint_id, "interrupts", info
         )
-        if checkpoint is None or not isinstance(checkpoint.state, dict):
-            raise ValidationError(
-                f"session {self.session_id!r}: run {current.run_id!r} left no pause checkpoint",
-                session_id=self.session_id,
-            )
-        asked = cast(dict[str, str], checkpoint.state.get("interrupts") or {})
-        pending = await self.store.list_pending_approvals(self.session_id)
-        undecided = tuple(a.approval_id for a in pending if a.approval_id in asked)
-        if undecided:
-            raise ApprovalsPendingError(
-                f"session {self.session_id!r}: approvals {list(undecided)!r} are undecided",
-                session_id=self.session_id,
-                approval_ids=undecided,
-            )
-        self.paused_run_id = current.run_id
-        self._paused = asked
+        self._paused = cast(dict[str, str], state.get("interrupts") or {})
 
     async def __aexit__(
         self,
