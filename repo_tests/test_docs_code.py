@@ -1,7 +1,8 @@
 """Every ```python block of the docs (docs/**/*.md, README.md, the packages' READMEs) runs.
 
 Each block runs as a script, ``python block.py``, in a fresh temporary directory, so a
-relative SQLite path lands there. A block whose code names a PostgreSQL or Redis URL
+relative SQLite path lands there (in a fork of a warmed interpreter: contract_tests/support/
+warm_python.py). A block whose code names a PostgreSQL or Redis URL
 runs against the local servers (``HELIX_POSTGRES_URL`` / ``HELIX_REDIS_URL``, else
 127.0.0.1:5432 and :6379), with one substitution so runs never meet and leave nothing
 behind: each ``postgresql://…`` URL in the block is pointed at a fresh database on the
@@ -20,14 +21,13 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
+from warm_python import run_python
 
 ROOT = Path(__file__).resolve().parents[1]
 PG_IN_CODE = re.compile(r"postgres(?:ql)?://[^\"'\s]*")
@@ -120,15 +120,7 @@ def test_block_runs(block: Block, tmp_path: Path, request: pytest.FixtureRequest
             "OPENAI_AGENTS_DISABLE_TRACING": "1",
         }
     asked = len(answered)
-    done = subprocess.run(
-        [sys.executable, str(script)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = run_python([str(script)], cwd=tmp_path, env=env)
     assert done.returncode == 0, f"{block.where} failed:\n{done.stderr}{done.stdout}"
     if uses_sdk and OFFLINE_MODEL.search(block.code):
         assert len(answered) == asked, f"{block.where} is offline but called the served model"

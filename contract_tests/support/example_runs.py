@@ -1,22 +1,17 @@
-"""One run of a script of ``examples/`` in a fresh interpreter: the adapters' example tests."""
+"""One run of a script of ``examples/`` as ``python`` runs it (warm_python.py): the
+adapters' example tests."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
+
+from warm_python import run_python
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 
 
 def run_example(script: str, db: Path | str) -> str:
     """The output of ``examples/<script> <db>``, which must exit 0."""
-    done = subprocess.run(
-        [sys.executable, str(EXAMPLES / script), str(db)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = run_python([str(EXAMPLES / script), str(db)])
     assert done.returncode == 0, done.stderr
     return done.stdout

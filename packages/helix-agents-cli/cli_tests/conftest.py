@@ -8,7 +8,6 @@ otherwise the test is skipped loudly (failed under ``HELIX_REQUIRE_BACKENDS=1``)
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -19,6 +18,7 @@ import psycopg
 import pytest
 import redis
 from psycopg import sql
+from warm_python import run_entry_point
 
 from .seed import seed
 
@@ -39,24 +39,19 @@ Helix = Callable[..., Result]
 
 def run_helix(*args: str, cwd: Path | None = None, stdin: str = "") -> Result:
     """Run the installed ``helix-store`` with ``args`` and ``stdin`` as its input (a
-    prompt reads its end: no answer), and collect its output."""
+    prompt reads its end: no answer), and collect its output. It runs as the console
+    script would, in a fork of a warmed interpreter (warm_python.py); tests of the process
+    itself (signals, progress on a terminal) start it with ``subprocess``."""
     env = {**os.environ, "COLUMNS": "120", "NO_COLOR": "1", "TERM": "dumb"}
-    done = subprocess.run(
-        [str(HELIX_STORE), *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=120,
-        check=False,
+    done = run_entry_point(
+        HELIX_STORE, "helix_agents.cli:main", args, cwd=cwd, env=env, input=stdin
     )
     return Result(done.returncode, done.stdout, done.stderr)
 
 
 @pytest.fixture
 def helix() -> Helix:
-    """``helix(*args)``: run the installed command in a subprocess."""
+    """``helix(*args)``: run the installed command (see :func:`run_helix`)."""
     assert HELIX_STORE.exists(), f"{HELIX_STORE} is not installed: run make install"
     return run_helix
 
