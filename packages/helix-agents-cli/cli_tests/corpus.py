@@ -132,6 +132,16 @@ async def build_corpus(url: str) -> dict[str, Any]:
             ),
         )
         await ctx(store).record_compaction("ctx", Compaction(boundary=9, summary="Then 2 more."))
+        # Archiving replacements (CS-19): index 1 is archived twice while the log keeps a
+        # row 1; retention then archives row 0 after them.
+        await store.create_session("replaced", user_id="bob")
+        await store.append_messages("replaced", MessageCommit(messages=(_user(1), _user(2))))
+        for n in (3, 4):
+            await store.replace_messages(
+                "replaced", 1, [_user(n)], expect_message_count=2, archive=True
+            )
+        await ctx(store).record_compaction("replaced", Compaction(boundary=1, summary="One."))
+        await store.append_messages("replaced", MessageCommit(messages=(_user(5),) * 5))
     async with open_store(url, **_options(url)) as store:
         await adk_session(store)
         await graph_turn(store, "hi")

@@ -29,7 +29,7 @@ from .seed import T0
 pytestmark = pytest.mark.anyio
 
 BACKENDS = ("memory", "sqlite", "postgres", "redis")
-CORE_IDS = ["chat", "ctx", "orphan", "other", "quiet"]
+CORE_IDS = ["chat", "ctx", "orphan", "other", "quiet", "replaced"]
 
 
 def _options(url: str) -> dict[str, Any]:
@@ -58,6 +58,7 @@ async def _view(store: SessionStateStore, output_id: str) -> dict[str, Any]:
             "window": window.model_dump(mode="json"),
             "scoped": await store.get_scoped_state("session", sid),
             "truncated": await store.is_truncated(sid),
+            "history": (await ctx(store).search_history(sid, grep=".", limit=200)).model_dump(),
         }
     for owner in ("alice", "bob"):
         listed = await store.list_sessions(owner, first=100)

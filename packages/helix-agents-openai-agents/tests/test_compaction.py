@@ -1,4 +1,5 @@
-"""The SDK's compaction over HelixSession: whole-history and suffix replacement, atomically."""
+"""The SDK's compaction over HelixSession: whole-history and suffix replacement, atomically;
+what it replaces archived where the run's strategy preserves history (OAI-10)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ import pytest
 from agents import Agent, RunConfig, Runner, TResponseInputItem
 from agents.memory import OpenAIResponsesCompactionSession
 from agents.testing import ScriptedModel, assistant_message
+from run_helpers import answer
 
-from helix_agents.core import SessionStateStore
-from helix_agents.openai_agents import HelixSession
+from helix_agents.core import SessionStateStore, ValidationError
+from helix_agents.core.context import ContextStore
+from helix_agents.openai_agents import HelixRun, HelixSession
 
 pytestmark = pytest.mark.anyio
 
@@ -24,10 +27,14 @@ def said(*texts: str) -> list[TResponseInputItem]:
     return [{"role": "user", "content": t} for t in texts]
 
 
-def compactor(session: HelixSession, **options: Any) -> OpenAIResponsesCompactionSession:
-    """The SDK's compaction session over ``session``, whose API answers with SUMMARY."""
+def compactor(
+    session: HelixSession, output: list[Any] | None = None, **options: Any
+) -> OpenAIResponsesCompactionSession:
+    """The SDK's compaction session over ``session``, whose API answers with ``output``
+    (default: SUMMARY alone)."""
     client = MagicMock()
-    client.responses.compact = AsyncMock(return_value=SimpleNamespace(output=[SUMMARY]))
+    answered = SimpleNamespace(output=[SUMMARY] if output is None else output)
+    client.responses.compact = AsyncMock(return_value=answered)
     return OpenAIResponsesCompactionSession(
         session.session_id,
         session,
@@ -107,3 +114,79 @@ async def test_a_transforming_subclass_gets_no_snapshot(store: SessionStateStore
     assert await session._get_compaction_snapshot(1) is None
     assert await session._atomic_replace_items(said("b")) is False
     assert await session.get_items() == said("a")
+
+
+async def archived(store: SessionStateStore, grep: str) -> list[tuple[int, str, bool]]:
+    """``(index, line, archived)`` of the history hits of session "s", newest first."""
+    found = await cast(ContextStore, store).search_history("s", grep=grep)
+    return [(h.index, h.line, h.archived) for h in found.hits]
+
+
+@pytest.mark.parametrize("strategy", ["hybrid", "dynamic", "static"])
+async def test_OAI_10_what_compaction_replaces_is_archived_where_history_is_preserved(
+    store: SessionStateStore, strategy: Any
+) -> None:
+    model = ScriptedModel([answer("Noted: the token is XK-4471.")])
+    async with HelixRun(store, "s", strategy=strategy) as run:
+        assert run.session.archive_compacted is (strategy != "static")
+        agent = Agent(name="A", model=model)
+        prompt = "Remember the deploy token XK-4471."
+        await Runner.run(agent, prompt, session=run.session, run_config=run.run_config)
+        await compactor(run.session).run_compaction({"force": True})
+    assert await HelixSession("s", store).get_items() == [SUMMARY]
+    found = await archived(store, "XK-4471")
+    if strategy == "static":
+        assert found == []
+    else:
+        assert found == [(1, "Noted: the token is XK-4471.", True), (0, prompt, True)]
+
+
+async def test_OAI_10_compaction_archives_only_what_it_removes(store: SessionStateStore) -> None:
+    async with HelixRun(store, "s", strategy="hybrid") as run:
+        session = run.session
+        await session.add_items(said("keep 1", "gone 2", "gone 3"))
+        snapshot = await session._get_compaction_snapshot(2)
+        assert snapshot is not None
+        assert await snapshot.replace_suffix(0, cast(Any, [SUMMARY])) is True
+        # The API may hand items back as they were: "keep 1" is carried again, not archived.
+        await compactor(session, [*said("keep 1"), SUMMARY]).run_compaction({"force": True})
+        assert await session.get_items() == [*said("keep 1"), SUMMARY]
+    assert await archived(store, "keep|gone") == [
+        (0, "keep 1", False),
+        (2, "gone 3", True),
+        (1, "gone 2", True),
+    ]
+
+
+async def test_OAI_10_a_pruned_prefix_is_archived_the_kept_rows_are_not(
+    store: SessionStateStore,
+) -> None:
+    async with HelixRun(store, "s", strategy="hybrid") as run:
+        await run.session.add_items(said("expired 1", "live", "tail"))
+        snapshot = await run.session._get_compaction_snapshot(
+            1, prune_prefix=lambda item: str(cast(Any, item)["content"]).startswith("expired")
+        )
+        assert snapshot is not None
+        assert await snapshot.replace_suffix(0, cast(Any, [SUMMARY])) is True
+    assert await HelixSession("s", store).get_items() == [*said("live"), SUMMARY]
+    assert await archived(store, "expired|live|tail") == [
+        (0, "live", False),
+        (2, "tail", True),
+        (0, "expired 1", True),
+    ]
+
+
+async def test_OAI_10_a_session_alone_archives_nothing_unless_asked(
+    store: SessionStateStore,
+) -> None:
+    session = HelixSession("s", store)
+    assert session.archive_compacted is False
+    await session.add_items(said("a"))
+    await compactor(session).run_compaction({"force": True})
+    assert await archived(store, "a") == []
+    asked = HelixSession("s", store, archive_compacted=True)
+    await asked.add_items(said("b"))
+    await compactor(asked).run_compaction({"force": True})
+    assert await archived(store, "b") == [(1, "b", True)]
+    with pytest.raises(ValidationError, match=r"'s'.*archive_compacted"):
+        HelixSession("s", store, archive_compacted=cast(Any, "yes"))

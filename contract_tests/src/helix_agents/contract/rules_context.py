@@ -5,15 +5,18 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from typing import cast
+from typing import Any, ClassVar, cast
 
 import pytest
 
 from helix_agents.core import (
     ChatMessage,
     ConcurrencyConflictError,
+    MessageCountConflictError,
+    RunSupersededError,
     SessionNotFoundError,
     SessionStateStore,
+    StateStoreError,
     StoreUnavailableError,
     ValidationError,
 )
@@ -24,7 +27,7 @@ from helix_agents.core.context import (
     OutputNotFoundError,
 )
 
-from ._base import StoreFactory, rule
+from ._base import Capabilities, StoreFactory, rule
 from ._helpers import assistant, commit, snapshot, start, user
 
 LOG = "".join(f"step {i}: compiled unit_{i} ok\n" for i in range(1, 3001))
@@ -47,6 +50,17 @@ def tool_result(call_id: str, name: str, text: str) -> ChatMessage:
     return ChatMessage(role="tool", content=text, tool_call_id=call_id, name=name)
 
 
+def said(text: str) -> ChatMessage:
+    """A user row whose id is its text: a replacement carries it again by that id."""
+    return ChatMessage(role="user", content=text, id=text)
+
+
+async def hits(store: SessionStateStore, sid: str, grep: str) -> list[tuple[int, str, bool]]:
+    """``(index, line, archived)`` of every history hit for ``grep``, newest first."""
+    found = await ctx(store).search_history(sid, grep=grep, limit=200)
+    return [(h.index, h.line, h.archived) for h in found.hits]
+
+
 async def grown(store: SessionStateStore, rows: int) -> str:
     """A session holding ``rows`` user rows whose text names their index."""
     sid = (await store.create_session()).id
@@ -54,8 +68,83 @@ async def grown(store: SessionStateStore, rows: int) -> str:
     return sid
 
 
+async def replaced_rows_are_archived(store: SessionStateStore) -> None:
+    """CS-19 without retention: what an archiving replace archives, and what it does not."""
+    sid = (await store.create_session()).id
+    await store.append_messages(sid, commit(*(said(f"row {i}") for i in range(6))))
+    # Row 2 is carried again by its id; rows 3..5 are cut and archived, unpreserved.
+    done = await store.replace_messages(
+        sid, 2, [said("row 2"), user("sum 3-5")], expect_message_count=6, archive=True
+    )
+    assert (done.first_index, done.message_count) == (2, 4)
+    assert not (await ctx(store).get_window(sid)).preserved
+    assert await hits(store, sid, "^(row|sum)") == [
+        (3, "sum 3-5", False),
+        (2, "row 2", False),
+        (1, "row 1", False),
+        (0, "row 0", False),
+        (5, "row 5", True),
+        (4, "row 4", True),
+        (3, "row 3", True),
+    ]
+    # The same indexes again: the archive is a sequence, index 3 is in it twice.
+    await store.replace_messages(sid, 2, [user("sum 2-5")], expect_message_count=4, archive=True)
+    assert await hits(store, sid, "^(row [23]|sum)") == [
+        (2, "sum 2-5", False),
+        (3, "sum 3-5", True),
+        (2, "row 2", True),
+        (3, "row 3", True),
+    ]
+    # archive=False, the default, archives nothing.
+    await store.replace_messages(sid, 1, [user("plain")], expect_message_count=3)
+    assert await hits(store, sid, "^(row 1|sum 2-5)$") == []
+    # A refused replacement archives nothing, whatever refused it.
+    await store.append_messages(sid, commit(start_run=start("r1")))
+    before, archived = await snapshot(store, sid), await hits(store, sid, ".")
+    refusals: list[tuple[type[StateStoreError], dict[str, Any]]] = [
+        (MessageCountConflictError, {"expect_message_count": 9}),
+        (RunSupersededError, {"expect_message_count": 2, "fence_run_id": "other"}),
+        (ValidationError, {"expect_message_count": 2, "archive": "yes"}),
+        (ValidationError, {"expect_message_count": 2, "archive": 1}),
+    ]
+    for error, call in refusals:
+        with pytest.raises(error) as refused:
+            await store.replace_messages(sid, 0, [user("x")], **{"archive": True, **call})
+        assert refused.value.session_id == sid
+        assert await snapshot(store, sid) == before
+        assert await hits(store, sid, ".") == archived
+
+
+async def retention_archives_an_index_again(store: SessionStateStore) -> None:
+    """CS-19 under retention (``max_messages=4``): an index archived twice collides with
+    nothing."""
+    sid = (await store.create_session()).id
+    await store.append_messages(sid, commit(*(said(f"a{i}") for i in range(3))))
+    await ctx(store).record_compaction(sid, Compaction(boundary=1, summary="s"))
+    await store.replace_messages(
+        sid, 1, [said("b1"), said("b2")], expect_message_count=3, archive=True
+    )
+    # Retention archives indexes 0 and 1: index 1 is archived a second time.
+    await store.append_messages(sid, commit(*(said(f"c{i}") for i in range(3, 6))))
+    assert await store.is_truncated(sid)
+    assert await hits(store, sid, "^[abc]") == [
+        (5, "c5", False),
+        (4, "c4", False),
+        (3, "c3", False),
+        (2, "b2", False),
+        (1, "b1", True),
+        (0, "a0", True),
+        (2, "a2", True),
+        (1, "a1", True),
+    ]
+    await store.clear_session(sid)
+    assert await hits(store, sid, ".") == []
+
+
 class ContextRules:
-    """CS-1..CS-12."""
+    """CS-1..CS-12 and CS-19."""
+
+    capabilities: ClassVar[Capabilities]
 
     @rule("CS-1")
     async def test_CS_1_store_output_reference(self, store: SessionStateStore) -> None:
@@ -342,3 +431,12 @@ class ContextRules:
             assert len(landed) == 1
             assert all(isinstance(o, ConcurrencyConflictError) for o in outcomes if o not in landed)
             assert (await ctx(b).get_window(sid)).compactions == 1
+
+    @rule("CS-19")
+    async def test_CS_19_replace_archives_what_it_cuts(self, store_factory: StoreFactory) -> None:
+        async with store_factory() as store:
+            await replaced_rows_are_archived(store)
+        # Retention archiving an index a replacement archived (skipped without retention).
+        if self.capabilities.retention:
+            async with store_factory(max_messages=4) as store:
+                await retention_archives_an_index_again(store)

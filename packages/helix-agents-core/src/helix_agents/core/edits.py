@@ -3,12 +3,14 @@
 Both are a truncate (MSG-4's side effects) made safe against other writers:
 ``pop_messages`` reads and cuts in one atomic step (MSG-7), and
 ``replace_messages`` cuts and appends in one step, only if the log still has
-the length the caller read (MSG-8). Backends call these checks in their own
-atomic step; the server backends mirror them and replay them on a refusal.
+the length the caller read (MSG-8), archiving the rows it cuts when asked
+(CS-19). Backends call these checks in their own atomic step; the server
+backends mirror them and replay them on a refusal.
 """
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,6 +22,7 @@ from .rules import CommitPlan, assert_fence, assert_retained, check_limit
 
 __all__ = [
     "MAX_POP",
+    "archived_by_replace",
     "check_pop_count",
     "check_replace",
     "check_replace_state",
@@ -49,6 +52,7 @@ def check_replace(
     messages: Sequence[Any],
     expect_message_count: int,
     fence_run_id: str | None = None,
+    archive: bool = False,
 ) -> list[Message]:
     """The checks of a replace that need no state, in order; returns the parsed rows (MSG-8).
 
@@ -57,6 +61,11 @@ def check_replace(
     that moved since is a conflict (retryable), never a malformed call.
     """
     check_id(fence_run_id, "fence_run_id", session_id=session_id, optional=True)
+    if not isinstance(archive, bool):
+        raise ValidationError(
+            f"session {session_id!r}: archive must be a bool, got {reprlib.repr(archive)}",
+            session_id=session_id,
+        )
     check_limit(session_id, "expect_message_count", expect_message_count, 0, 2**62)
     check_limit(session_id, "keep", keep, 0, expect_message_count)
     return check_rows(session_id, messages)
@@ -115,11 +124,12 @@ def plan_replace(
     message_count: int,
     first_index: int,
     current_run: RunInfo | None,
+    archive: bool = False,
 ) -> CommitPlan:
     """Every check of a replace, in order (:func:`check_replace`, then
     :func:`check_replace_state`), and the plan to write: cut to ``keep`` rows,
     then append the parsed rows (MSG-8). Call it inside the atomic step."""
-    rows = check_replace(session_id, keep, messages, expect_message_count, fence_run_id)
+    rows = check_replace(session_id, keep, messages, expect_message_count, fence_run_id, archive)
     check_replace_state(
         session_id,
         keep,
@@ -131,3 +141,17 @@ def plan_replace(
     )
     result = CommitResult(first_index=keep, message_count=keep + len(rows))
     return CommitPlan(keep, None, rows, (), (), result)
+
+
+def archived_by_replace(
+    keep: int, cut: Sequence[Message], rows: Sequence[Message]
+) -> list[tuple[int, Message]]:
+    """What an archiving replace puts into the archive (CS-19): the ``cut`` rows (those at
+    ``keep`` and after, in order) with their index, but those ``rows`` carry again (a
+    non-``None`` row ``id`` among them)."""
+    carried = {row_id for row in rows if (row_id := getattr(row, "id", None)) is not None}
+    return [
+        (keep + offset, row)
+        for offset, row in enumerate(cut)
+        if getattr(row, "id", None) not in carried
+    ]

@@ -172,9 +172,11 @@ class SessionStateStore(Protocol):
         *,
         expect_message_count: int,
         fence_run_id: str | None = None,
+        archive: bool = False,
     ) -> CommitResult:
         """If the log still holds ``expect_message_count`` rows, cut it to ``keep`` rows and
-        append ``messages``, atomically (MSG-8)."""
+        append ``messages``, atomically (MSG-8). With ``archive`` the rows cut go to the
+        archive in the same step, but those ``messages`` carry again by row ``id`` (CS-19)."""
         ...
 
     async def is_truncated(self, session_id: str) -> bool:

@@ -169,6 +169,8 @@ class Changes:
     commit: tuple[str, CommitResult] | None = None
     drop_below: int | None = None
     archive: bool = False
+    # Appended to the archive as they are, after retention's (CS-19; an import's archive).
+    archived: Sequence[tuple[int, Message]] = ()
     approvals: Sequence[PendingApproval] = ()
     resolve: str | None = None
     checkpoint: Checkpoint | None = None

@@ -4,7 +4,8 @@
 summarised, then asks to replace them with the summary. The replacement is one
 ``replace_messages`` call that expects the row count the snapshot saw, after
 checking that the suffix still holds the very rows it read (each row has its
-own id); a changed suffix refuses it (``False``), as the SDK's backends do.
+own id); a changed suffix refuses it (``False``), as the SDK's backends do. With
+``archive`` the rows it replaces go to the session's archive (CS-19).
 """
 
 from __future__ import annotations
@@ -41,10 +42,12 @@ async def read_snapshot(
     limit: int,
     prune_prefix: Callable[[TResponseInputItem], bool] | None,
     check_open: Callable[[], None],
+    archive: bool = False,
 ) -> _CompactionSnapshot | None:
     """The newest ``limit`` items with their replacement, or ``None`` if it cannot be atomic.
 
-    ``check_open`` runs before the replacement writes (it raises once the session is closed).
+    ``check_open`` runs before the replacement writes (it raises once the session is closed);
+    ``archive``: the replacement archives the rows it cuts (the kept prefix is carried by id).
     """
     if limit <= 0:
         return None
@@ -77,7 +80,9 @@ async def read_snapshot(
                 current = await store.get_messages(session_id, limit=len(expected))
                 if _ids(current) != _ids(expected):
                     return False
-                await store.replace_messages(session_id, keep, new_rows, expect_message_count=count)
+                await store.replace_messages(
+                    session_id, keep, new_rows, expect_message_count=count, archive=archive
+                )
                 return True
             everything = await store.get_messages(session_id)
             if len(everything) != count or _ids(everything[keep:]) != _ids(expected):
@@ -95,9 +100,12 @@ async def read_snapshot(
                     0,
                     [*everything[expired:keep], *new_rows],
                     expect_message_count=count,
+                    archive=archive,
                 )
             else:
-                await store.replace_messages(session_id, keep, new_rows, expect_message_count=count)
+                await store.replace_messages(
+                    session_id, keep, new_rows, expect_message_count=count, archive=archive
+                )
             return True
         except (MessageCountConflictError, SessionNotFoundError):
             return False

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import math
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeAlias
 
 from helix_agents.core import ChatMessage, Message, ValidationError
@@ -32,6 +32,7 @@ __all__ = [
     "ITEM_FIELD",
     "CorruptItemError",
     "ItemNotJsonError",
+    "carry_ids",
     "check_item",
     "decode_item",
     "encode_item",
@@ -225,6 +226,23 @@ def encode_items(items: Any, session_id: str) -> list[ChatMessage]:
             path="items",
         )
     return [encode_item(item, session_id, i) for i, item in enumerate(items)]
+
+
+def carry_ids(rows: Sequence[ChatMessage], current: Sequence[Message]) -> list[ChatMessage]:
+    """``rows`` where each that stores the very item of a ``current`` row (the same JSON
+    text) takes that row's id, each current row's once and in order: what a whole-history
+    replacement keeps is then carried again, not archived (CS-19)."""
+    ids: dict[str, list[str]] = {}
+    for row in current:
+        if isinstance(row, ChatMessage) and row.id is not None:
+            text = (row.model_extra or {}).get(ITEM_FIELD)
+            if isinstance(text, str):
+                ids.setdefault(text, []).append(row.id)
+    carried = []
+    for row in rows:
+        same = ids.get((row.model_extra or {})[ITEM_FIELD])
+        carried.append(row.model_copy(update={"id": same.pop(0)}) if same else row)
+    return carried
 
 
 def _no_constant(name: str) -> NoReturn:

@@ -141,6 +141,8 @@ class HelixRun:
             self.session_id,
             MessageCommit(start_run=StartRun(run_id=self.run_id), scoped_state=(keep,)),
         )
+        # The rows the SDK's compaction replaces stay searchable where history is preserved.
+        self.session.archive_compacted = features(self.strategy).preserve_history
         if features(self.strategy).offload_outputs:
             self._offloader = Offloader(self.store, self.session_id, self.budget)
             self.tools = [*context_tools(self.store, self.session_id)]

@@ -32,7 +32,7 @@ from helix_agents.core.runtime import delivery_commit
 
 from ._compaction import read_snapshot
 from ._context import read_item
-from ._items import encode_items
+from ._items import carry_ids, encode_items
 from ._late import record_late_answers
 from ._settle import settled
 
@@ -62,7 +62,9 @@ class HelixSession:
     context wrapper) owns the session when ``add_items`` creates it, so it
     shows in ``store.sessions(user_id)``. With ``fence_run_id`` every write
     lands only while that run is the session's current live run (OAI-2);
-    :class:`HelixRun` builds such sessions. Semantics are in
+    :class:`HelixRun` builds such sessions. With ``archive_compacted`` the rows the SDK's
+    compaction replaces go to the session's archive, where ``recall_history`` finds them
+    (a :class:`HelixRun` whose strategy preserves history sets it). Semantics are in
     docs/integrations/openai-agents.md.
     """
 
@@ -76,8 +78,17 @@ class HelixSession:
         user_id: str | UserIdHook | None = None,
         session_settings: SessionSettings | dict[str, Any] | None = None,
         fence_run_id: str | None = None,
+        archive_compacted: bool = False,
     ) -> None:
         self.session_id = check_id(session_id, "session_id")
+        if not isinstance(archive_compacted, bool):
+            raise ValidationError(
+                f"session {session_id!r}: archive_compacted must be a bool, "
+                f"got {type(archive_compacted).__name__}",
+                session_id=session_id,
+            )
+        self.archive_compacted = archive_compacted
+        """Whether the compaction hooks archive the rows they replace (CS-19)."""
         self.fence_run_id = (
             None
             if fence_run_id is None
@@ -345,7 +356,8 @@ class HelixSession:
         self._check_open()
         if self._transforms_items():
             return False
-        rows = encode_items(items, self.session_id)
+        fresh = encode_items(items, self.session_id)
+        archive = self.archive_compacted
         async with self._append_lock():
             self._count = None
             for attempt in range(APPEND_ATTEMPTS):
@@ -353,8 +365,14 @@ class HelixSession:
                 if expected is None:
                     continue
                 try:
+                    # Items kept as they were keep their rows' ids: not archived, only cut.
+                    rows = (
+                        carry_ids(fresh, await self.store.get_messages(self.session_id))
+                        if archive
+                        else fresh
+                    )
                     result = await self.store.replace_messages(
-                        self.session_id, 0, rows, expect_message_count=expected
+                        self.session_id, 0, rows, expect_message_count=expected, archive=archive
                     )
                 except (MessageCountConflictError, SessionNotFoundError):
                     if attempt == APPEND_ATTEMPTS - 1:
@@ -376,5 +394,10 @@ class HelixSession:
         # The snapshot is the first half of a replacement: another adapter's session refuses.
         await self._mine(write=True)
         return await read_snapshot(
-            self.store, self.session_id, limit, prune_prefix, self._check_open
+            self.store,
+            self.session_id,
+            limit,
+            prune_prefix,
+            self._check_open,
+            archive=self.archive_compacted,
         )

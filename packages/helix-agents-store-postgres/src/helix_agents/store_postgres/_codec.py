@@ -111,6 +111,8 @@ def changes_json(changes: Changes) -> str:
         c["drop_below"] = changes.drop_below
         if changes.archive:
             c["archive"] = True
+    if changes.archived:
+        c["archived"] = [[index, dump_message_json(row)] for index, row in changes.archived]
     if changes.approvals:  # the last of an id wins, as when applied one by one
         fresh = {a.approval_id: _dump(a) for a in changes.approvals}
         c["approvals"] = [[aid, body] for aid, body in fresh.items()]

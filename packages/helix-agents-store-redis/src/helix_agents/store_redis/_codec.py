@@ -166,6 +166,11 @@ def changes_json(changes: Changes, shared: str, tokens: Mapping[str, str]) -> st
         c["cmt"] = [cid, result.message_count, result.model_dump_json()]
     if changes.drop_below is not None:
         c["drop"], c["archive"] = changes.drop_below, changes.archive
+    if changes.archived:  # as the list holds them: '<index> <stored row>'
+        c["arch"] = [
+            f"{index} {'c' if row.role == 'context' else 'm'}{dump_message_json(row)}"
+            for index, row in changes.archived
+        ]
     if changes.approvals:
         c["appr"] = [[a.approval_id, dump(a)] for a in changes.approvals]
     if changes.resolve is not None:

@@ -25,7 +25,7 @@ SESSION_KEYS = (
     "cmtn",  # zset: commit id -> message_count
     "out",  # hash: 't:' + output id -> text, 'r:' + id -> OutputRef JSON, 'k:' + key -> id
     "cmp",  # list: compactions, oldest first: '<boundary> <summary row JSON>'
-    "arch",  # list: rows retention archived: '<index> <stored row>'
+    "arch",  # list: archived rows in write order (CS-19): '<index> <stored row>'
     "scs",  # hash: the session's own scoped-state map, key -> JSON
     "scsj",  # hash: journal of app/user deltas not yet applied, sequence -> entry JSON
     "scsp",  # hash: map key -> highest journal sequence naming it (pending)

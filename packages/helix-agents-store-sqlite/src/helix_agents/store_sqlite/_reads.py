@@ -83,7 +83,7 @@ _OUTPUT = "SELECT ref, {text} FROM __agents_outputs WHERE session_id = ? AND out
 _SUMMARY = (
     "SELECT summary FROM __agents_compactions WHERE session_id = ? ORDER BY number DESC LIMIT 1"
 )
-_ARCHIVE = "SELECT idx, body FROM __agents_archive WHERE session_id = ? ORDER BY idx"
+_ARCHIVE = "SELECT idx, body FROM __agents_archive WHERE session_id = ? ORDER BY seq"
 _SCOPED = "SELECT key, value FROM __agents_scoped_state WHERE scope = ? AND owner = ?"
 _LISTING = (
     "SELECT s.session_id, s.created_us, s.last_activity_us, s.message_count, "

@@ -55,10 +55,12 @@ _ROWS = "INSERT INTO __agents_messages VALUES (?, ?, ?, ?)"
 _DELIVER = "UPDATE {} SET delivered_index = ? WHERE session_id = ? AND {} = ?"
 _ENQUEUE = "INSERT OR REPLACE INTO {} VALUES (?, ?, NULL, ?)"
 _SCOPED = "INSERT OR REPLACE INTO __agents_scoped_state VALUES (?, ?, ?, ?)"
+_ARCHIVE_END = "SELECT coalesce(max(seq), 0) FROM __agents_archive WHERE session_id = ?"
 _ARCHIVE = (
-    "INSERT INTO __agents_archive SELECT session_id, idx, body FROM __agents_messages "
-    "WHERE session_id = ? AND idx < ? ORDER BY idx"
+    "INSERT INTO __agents_archive SELECT session_id, ? + row_number() OVER (ORDER BY idx), "
+    "idx, body FROM __agents_messages WHERE session_id = ? AND idx < ?"
 )
+_ARCHIVED = "INSERT INTO __agents_archive VALUES (?, ?, ?, ?)"
 _RESOLVE = (
     "INSERT INTO __agents_approvals (session_id, approval_id, resolved) VALUES (?, ?, 1) "
     "ON CONFLICT DO UPDATE SET resolved = 1"
@@ -138,11 +140,21 @@ def apply(
         )
     if c.drop_below is not None:
         if c.archive:
-            db.execute(_ARCHIVE, (sid, c.drop_below))
+            (end,) = db.execute(_ARCHIVE_END, (sid,)).fetchone()
+            db.execute(_ARCHIVE, (end, sid, c.drop_below))
         db.execute(
             "DELETE FROM __agents_messages WHERE session_id = ? AND idx < ?", (sid, c.drop_below)
         )
         first = c.drop_below
+    if c.archived:
+        (end,) = db.execute(_ARCHIVE_END, (sid,)).fetchone()
+        db.executemany(
+            _ARCHIVED,
+            [
+                (sid, end + n, index, dump_message_json(row))
+                for n, (index, row) in enumerate(c.archived, 1)
+            ],
+        )
     if c.approvals:
         db.executemany(
             "INSERT OR REPLACE INTO __agents_approvals VALUES (?, ?, 0, ?)",

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
-from ..edits import check_pop_count, plan_replace, pop_keep
+from ..edits import archived_by_replace, check_pop_count, plan_replace, pop_keep
 from ..limits import check_page_args, check_tail_limit, next_page_cursor, page_window
 from ..messages import Message
 from ..models import CommitResult, MessageCommit, MessagePage, PageOrder, RunInfo
@@ -181,9 +182,10 @@ class RowMethods(Plumbing):
         *,
         expect_message_count: int,
         fence_run_id: str | None = None,
+        archive: bool = False,
     ) -> CommitResult:
         """If the log still holds ``expect_message_count`` rows, cut it to ``keep`` rows and
-        append ``messages``, atomically."""
+        append ``messages``, atomically; ``archive``: the cut rows go to the archive (CS-19)."""
 
         def plan(snap: Snapshot) -> tuple[Changes, CommitResult]:
             checked = plan_replace(
@@ -195,7 +197,16 @@ class RowMethods(Plumbing):
                 message_count=snap.message_count,
                 first_index=snap.first_index,
                 current_run=snap.current_run,
+                archive=archive,
             )
-            return self._commit_changes(snap, checked, None), checked.result
+            changes = self._commit_changes(snap, checked, None)
+            if archive:
+                cut = [row_message(row) for row in snap.rows]
+                archived = archived_by_replace(keep, cut, checked.rows)
+                changes = dataclasses.replace(changes, archived=archived)
+            return changes, checked.result
 
-        return await self._write(session_id, _HEAD, plan)
+        # An archiving replace reads the rows it cuts; a malformed keep is the plan's to refuse.
+        archiving = archive is True and type(keep) is int and keep >= 0
+        want = Want(rows=RowSpan(keep)) if archiving else _HEAD
+        return await self._write(session_id, want, plan)

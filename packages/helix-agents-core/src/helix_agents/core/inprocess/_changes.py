@@ -54,6 +54,7 @@ def apply_changes(s: SessionRecords, changes: Changes, merge_shared: SharedMerge
         s.commits[changes.commit[0]] = changes.commit[1]
     if changes.drop_below is not None:
         _retain(s, changes.drop_below, changes.archive)
+    s.context.archive.extend((index, dump_message(row)) for index, row in changes.archived)
     for approval in changes.approvals:
         s.approvals[approval.approval_id] = approval.model_copy(deep=True)
     if changes.resolve is not None:

@@ -122,10 +122,8 @@ def _add_row(b: Block, r: dict[str, Any]) -> None:
 
 
 def _add_archived(b: Block, r: dict[str, Any]) -> None:
-    index = index_field(r, "index")
-    if b.archive and index != b.archive[-1][0] + 1:
-        raise FieldError("index", f"{index} is out of sequence (expected {b.archive[-1][0] + 1})")
-    b.archive.append((index, row_field(r, "row")))
+    # In the archive's write order: any index, repeated or not (CS-19).
+    b.archive.append((index_field(r, "index"), row_field(r, "row")))
 
 
 def _add_item(b: Block, r: dict[str, Any]) -> None:

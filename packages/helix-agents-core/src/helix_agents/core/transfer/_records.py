@@ -64,7 +64,7 @@ def session_records(dump: SessionDump) -> Iterator[dict[str, Any]]:
     }
     for offset, row in enumerate(snap.rows):
         yield {"type": "row", "session": sid, "index": snap.rows_from + offset, "row": _row(row)}
-    for index, row in sorted(snap.archive, key=lambda entry: entry[0]):
+    for index, row in snap.archive:  # in write order: an index may repeat (CS-19)
         yield {"type": "archived", "session": sid, "index": index, "row": _row(row)}
     for item, at in sorted(dump.context_items, key=lambda entry: entry[0].key):
         yield {

@@ -90,26 +90,19 @@ def plans_of(dump: SessionDump) -> list[Plan]:
     at: datetime = snap.last_activity_at
     plans: list[Plan] = []
     first = snap.first_index
-    archive = [(index, row_message(row)) for index, row in snap.archive]
-    start = archive[0][0] if archive else first
-    if [index for index, _ in archive] != list(range(start, first)):
-        raise ValidationError(
-            f"session {sid!r}: the archived rows are not the rows just below first_index {first}",
-            session_id=sid,
-        )
-    ui_dropped = snap.ui_count - _ui(snap.rows) - _ui([row for _, row in archive])
-    if not 0 <= ui_dropped <= start:
+    ui_dropped = snap.ui_count - _ui(snap.rows)
+    if not 0 <= ui_dropped <= first:
         raise ValidationError(
             f"session {sid!r}: ui_count {snap.ui_count} does not fit its rows", session_id=sid
         )
-    hidden = _placeholders(start, ui_dropped)
-    for lo in range(0, start, CHUNK):
-        hi = min(lo + CHUNK, start)
+    hidden = _placeholders(first, ui_dropped)
+    for lo in range(0, first, CHUNK):
+        hi = min(lo + CHUNK, first)
         plans.append(partial(Changes, at, rows=hidden[lo:hi], drop_below=hi))
+    # The archive is a sequence of its own (CS-19): appended as it is, in its order.
+    archive = [(index, row_message(row)) for index, row in snap.archive]
     for lo in range(0, len(archive), CHUNK):
-        part = [row for _, row in archive[lo : lo + CHUNK]]
-        end = start + lo + len(part)
-        plans.append(partial(Changes, at, rows=part, drop_below=end, archive=True))
+        plans.append(partial(Changes, at, archived=archive[lo : lo + CHUNK]))
     kept = [row_message(row) for row in snap.rows]
     for chunk in _chunks(kept):
         plans.append(partial(Changes, at, rows=chunk))

@@ -97,11 +97,15 @@ CREATE TABLE __agents_compactions (  -- numbered 1..compactions
     PRIMARY KEY (session_id, number)
 );
 
-CREATE TABLE __agents_archive (  -- rows retention dropped from a preserved session
+-- Archived rows in write order (seq counts from 1 per session): rows retention dropped
+-- from a preserved session, rows an archiving replace cut. An index may repeat: a replace
+-- reuses the indexes it cut (docs/context-strategies.md, CS-19).
+CREATE TABLE __agents_archive (
     session_id text COLLATE "C" NOT NULL REFERENCES __agents_sessions ON DELETE CASCADE,
+    seq        bigint NOT NULL,
     idx        bigint NOT NULL,
     body       text NOT NULL,
-    PRIMARY KEY (session_id, idx)
+    PRIMARY KEY (session_id, seq)
 );
 
 CREATE TABLE __agents_scoped (  -- one key of an app or user map
@@ -214,7 +218,7 @@ BEGIN
               ORDER BY checkpoint_id DESC LIMIT (pick->>2)::bigint) c;
     END IF;
     IF w ? 'archive' THEN
-        SELECT '[' || string_agg(concat('[', idx, ',', body, ']'), ',' ORDER BY idx) || ']'
+        SELECT '[' || string_agg(concat('[', idx, ',', body, ']'), ',' ORDER BY seq) || ']'
         INTO snap.archive FROM __agents_archive WHERE session_id = sid;
     END IF;
     IF w ? 'scoped' THEN
@@ -246,6 +250,8 @@ DECLARE
     snap __agents_snap;
     v    bigint;
     t    text;
+    last_seq bigint;  -- the archive's end while archiving
+    rows_in  bigint;
 BEGIN
     -- Rows alone ('plain', the hot path): one statement locks the row, checks the version
     -- and writes; the general way below means the same, in more statements.
@@ -336,12 +342,24 @@ BEGIN
         ON CONFLICT (session_id, commit_id) DO UPDATE
         SET first_index = excluded.first_index, message_count = excluded.message_count;
     END IF;
+    IF c ? 'archive' OR c ? 'archived' THEN
+        SELECT coalesce(max(seq), 0) INTO last_seq FROM __agents_archive WHERE session_id = p_id;
+    END IF;
     v := (c->>'drop_below')::bigint;
     IF v IS NOT NULL THEN  -- retention, archiving once history is preserved
         WITH gone AS (DELETE FROM __agents_messages WHERE session_id = p_id AND idx < v
                       RETURNING idx, body)
-        INSERT INTO __agents_archive SELECT p_id, idx, body FROM gone WHERE c ? 'archive';
+        INSERT INTO __agents_archive
+        SELECT p_id, last_seq + row_number() OVER (ORDER BY idx), idx, body FROM gone
+        WHERE c ? 'archive';
+        GET DIAGNOSTICS rows_in = ROW_COUNT;
+        last_seq := last_seq + rows_in;
         s.first_index := v;
+    END IF;
+    IF c ? 'archived' THEN  -- rows core names, as they are, in their order
+        INSERT INTO __agents_archive
+        SELECT p_id, last_seq + a.k, (a.e->>0)::bigint, a.e->>1
+        FROM jsonb_array_elements(c->'archived') WITH ORDINALITY AS a(e, k);
     END IF;
     IF c ? 'approvals' THEN
         INSERT INTO __agents_approvals (session_id, approval_id, body)

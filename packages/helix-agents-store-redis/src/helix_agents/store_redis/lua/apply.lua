@@ -139,6 +139,7 @@ local function apply(c, from, to)
     redis.call('LTRIM', ROWS, c.drop - first, -1)
     redis.call('HSET', META, 'first', int(c.drop))
   end
+  if c.arch then push(ARCH, c.arch, 1) end
   for _, a in ipairs(c.appr or {}) do redis.call('HSET', APPR, a[1], a[2]) end
   if c.res then
     redis.call('HDEL', APPR, c.res)

@@ -116,12 +116,15 @@ CREATE TABLE __agents_compactions (
     PRIMARY KEY (session_id, number)
 ) WITHOUT ROWID;
 
--- Rows retention removed from a session whose history is preserved.
+-- Archived rows, in write order (seq counts from 1 per session): rows retention removed
+-- from a session whose history is preserved, rows an archiving replace cut. An index
+-- may repeat: a replace reuses the indexes it cut (docs/context-strategies.md, CS-19).
 CREATE TABLE __agents_archive (
     session_id TEXT    NOT NULL,
+    seq        INTEGER NOT NULL,
     idx        INTEGER NOT NULL,
     body       TEXT    NOT NULL,
-    PRIMARY KEY (session_id, idx)
+    PRIMARY KEY (session_id, seq)
 ) WITHOUT ROWID;
 
 -- Scoped state (docs/scoped-state.md): one row per key of an app, user or session map;
