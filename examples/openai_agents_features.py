@@ -12,7 +12,10 @@ test model (``agents.testing.ScriptedModel``) stands in for a real model. It sho
    ``already-resolved``) and resumes the run there;
 4. under the ``dynamic`` strategy, a 40,000-character tool output reaches the model as its
    summary and is read back with ``read_tool_output(grep=...)``; a tool source is
-   activated; a later run (a restart) keeps the strategy and the activation.
+   activated; a later run (a restart) keeps the strategy and the activation;
+5. under ``hybrid``, the SDK's compaction (``OpenAIResponsesCompactionSession``) replaces
+   the history with its summary, and what it replaced stays searchable: the next run's
+   model finds it with ``recall_history``.
 
 See docs/integrations/openai-agents.md.
 """
@@ -23,9 +26,11 @@ import asyncio
 import sys
 import uuid
 from datetime import UTC, datetime
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 from agents import Agent, Runner, function_tool
+from agents.memory import OpenAIResponsesCompactionSession
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
 from agents.tracing import set_tracing_disabled
 
@@ -218,8 +223,50 @@ async def strategies(store: SessionStateStore, session_id: str) -> None:
     )
 
 
+class OfflineCompactor:
+    """A stand-in for the Responses API's ``responses.compact``: it answers with one
+    opaque ``compaction`` item, as the API does, without the network."""
+
+    def __init__(self) -> None:
+        self.responses = SimpleNamespace(compact=self.compact)
+
+    async def compact(self, **_: Any) -> SimpleNamespace:
+        summary = {"type": "compaction", "id": "cmp-1", "encrypted_content": "(summary)"}
+        return SimpleNamespace(output=[summary])
+
+
+async def compaction(store: SessionStateStore, session_id: str) -> None:
+    print("\n== 5. hybrid: the SDK compacts the history; recall_history still finds it")
+    model = ScriptedModel([ModelStep(output=[assistant_message("Noted: XK-4471.")])])
+    async with HelixRun(store, session_id, strategy="hybrid") as run:
+        agent = Agent(name="Ops", model=model)
+        prompt = "The deploy token is XK-4471."
+        await Runner.run(agent, prompt, session=run.session, run_config=run.run_config)
+        compacting = OpenAIResponsesCompactionSession(
+            session_id, run.session, client=cast(Any, OfflineCompactor())
+        )
+        await compacting.run_compaction({"force": True})
+        items: list[Any] = await run.session.get_items()
+        print("history after the compaction:", [item["type"] for item in items])
+
+    def recall(call: ModelCall) -> list[Any]:
+        return [function_call("recall_history", {"grep": "XK-"}, call_id="c-1")]
+
+    def found(call: ModelCall) -> list[Any]:
+        print("recalled:", str(call.input[-1]["output"]).splitlines())
+        return [assistant_message("It was XK-4471.")]
+
+    later = ScriptedModel([ModelStep.respond(recall), ModelStep.respond(found)])
+    async with HelixRun(store, session_id) as run:
+        agent = Agent(name="Ops", model=later, tools=run.tools)
+        result = await Runner.run(
+            agent, "What was the token?", session=run.session, run_config=run.run_config
+        )
+    print("agent>", result.final_output)
+
+
 async def main(url: str) -> None:
-    """The four parts, each on a session of its own."""
+    """The five parts, each on a session of its own."""
     set_tracing_disabled(True)  # nothing leaves the machine
     tag = uuid.uuid4().hex[:8]
     async with open_store(url) as store:
@@ -227,6 +274,7 @@ async def main(url: str) -> None:
         await two_runners(store, f"features-runners-{tag}")
         await approval(url, store, f"features-approval-{tag}")
         await strategies(store, f"features-strategies-{tag}")
+        await compaction(store, f"features-compaction-{tag}")
 
 
 if __name__ == "__main__":

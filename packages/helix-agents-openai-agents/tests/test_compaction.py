@@ -13,7 +13,7 @@ from agents.memory import OpenAIResponsesCompactionSession
 from agents.testing import ScriptedModel, assistant_message
 from run_helpers import answer
 
-from helix_agents.core import SessionStateStore, ValidationError
+from helix_agents.core import RunSupersededError, SessionStateStore, ValidationError
 from helix_agents.core.context import ContextStore
 from helix_agents.openai_agents import HelixRun, HelixSession
 
@@ -190,3 +190,19 @@ async def test_OAI_10_a_session_alone_archives_nothing_unless_asked(
     assert await archived(store, "b") == [(1, "b", True)]
     with pytest.raises(ValidationError, match=r"'s'.*archive_compacted"):
         HelixSession("s", store, archive_compacted=cast(Any, "yes"))
+
+
+async def test_OAI_2_a_superseded_run_compacts_nothing(store: SessionStateStore) -> None:
+    old = HelixRun(store, "s", strategy="hybrid")
+    await old.__aenter__()
+    await old.session.add_items(said("a", "b", "c"))
+    snapshot = await old.session._get_compaction_snapshot(2)
+    assert snapshot is not None
+    async with HelixRun(store, "s") as new:
+        with pytest.raises(RunSupersededError):
+            await compactor(old.session).run_compaction({"force": True})
+        with pytest.raises(RunSupersededError):
+            await snapshot.replace_suffix(0, cast(Any, [SUMMARY]))
+        await old.__aexit__(None, None, None)
+        assert await new.session.get_items() == said("a", "b", "c")
+    assert await archived(store, "a|b|c") == [(2, "c", False), (1, "b", False), (0, "a", False)]

@@ -1,4 +1,4 @@
-"""examples/openai_agents_features.py shows OAI-1..OAI-9 end to end, on SQLite and PostgreSQL,
+"""examples/openai_agents_features.py shows OAI-1..OAI-10 end to end, on SQLite and PostgreSQL,
 with the approval resolved and resumed in a second process."""
 
 from __future__ import annotations
@@ -29,6 +29,10 @@ def check(out: str) -> None:
     assert f"offered after the activation: [{tools}, 'restart_service', 'server_log']" in out
     assert "agent> Freed the disk, restarted db." in out
     assert f"next run: strategy dynamic, offered: [{tools}, 'restart_service'" in out
+    assert "history after the compaction: ['compaction']" in out
+    assert "'row 0 (user, archived) line 1: The deploy token is XK-4471.'" in out
+    assert "'row 1 (assistant, archived) line 1: Noted: XK-4471.'" in out
+    assert "agent> It was XK-4471." in out
 
 
 def test_example_features_on_sqlite(tmp_path: Path) -> None:

@@ -43,11 +43,13 @@ async def read_snapshot(
     prune_prefix: Callable[[TResponseInputItem], bool] | None,
     check_open: Callable[[], None],
     archive: bool = False,
+    fence_run_id: str | None = None,
 ) -> _CompactionSnapshot | None:
     """The newest ``limit`` items with their replacement, or ``None`` if it cannot be atomic.
 
     ``check_open`` runs before the replacement writes (it raises once the session is closed);
-    ``archive``: the replacement archives the rows it cuts (the kept prefix is carried by id).
+    ``archive``: the replacement archives the rows it cuts (the kept prefix is carried by id);
+    ``fence_run_id``: it is refused once that run is superseded (``RunSupersededError``).
     """
     if limit <= 0:
         return None
@@ -81,7 +83,12 @@ async def read_snapshot(
                 if _ids(current) != _ids(expected):
                     return False
                 await store.replace_messages(
-                    session_id, keep, new_rows, expect_message_count=count, archive=archive
+                    session_id,
+                    keep,
+                    new_rows,
+                    expect_message_count=count,
+                    archive=archive,
+                    fence_run_id=fence_run_id,
                 )
                 return True
             everything = await store.get_messages(session_id)
@@ -101,10 +108,16 @@ async def read_snapshot(
                     [*everything[expired:keep], *new_rows],
                     expect_message_count=count,
                     archive=archive,
+                    fence_run_id=fence_run_id,
                 )
             else:
                 await store.replace_messages(
-                    session_id, keep, new_rows, expect_message_count=count, archive=archive
+                    session_id,
+                    keep,
+                    new_rows,
+                    expect_message_count=count,
+                    archive=archive,
+                    fence_run_id=fence_run_id,
                 )
             return True
         except (MessageCountConflictError, SessionNotFoundError):

@@ -372,7 +372,12 @@ class HelixSession:
                         else fresh
                     )
                     result = await self.store.replace_messages(
-                        self.session_id, 0, rows, expect_message_count=expected, archive=archive
+                        self.session_id,
+                        0,
+                        rows,
+                        expect_message_count=expected,
+                        archive=archive,
+                        fence_run_id=self.fence_run_id,
                     )
                 except (MessageCountConflictError, SessionNotFoundError):
                     if attempt == APPEND_ATTEMPTS - 1:
@@ -400,4 +405,5 @@ class HelixSession:
             prune_prefix,
             self._check_open,
             archive=self.archive_compacted,
+            fence_run_id=self.fence_run_id,
         )
