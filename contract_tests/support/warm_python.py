@@ -63,9 +63,10 @@ class _Server:
             return int(code)
 
     def close(self) -> None:
-        assert self.process.stdin is not None
+        assert self.process.stdin is not None and self.process.stdout is not None
         self.process.stdin.close()
         self.process.wait(timeout=30)
+        self.process.stdout.close()
 
 
 _server: _Server | None = None

@@ -101,5 +101,5 @@ async def test_CS_18_recall_renders_each_hit() -> None:
         text = await recall_history(store, sid, grep=r"code is \d+")
         assert text.splitlines() == [
             "row 0 (user) line 2: the code is 4711",
-            "[1 hits, newest first]",
+            "[1 hit, newest first]",
         ]

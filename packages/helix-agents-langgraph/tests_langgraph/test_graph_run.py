@@ -1,4 +1,4 @@
-"""LGF-1..LGF-11: ``HelixGraphRun`` on a real graph, on each of the four backends.
+"""LGF-1..LGF-12: ``HelixGraphRun`` on a real graph, on each of the four backends.
 
 Delivery survives a crash exactly once, two runners on one thread leave one winner and
 nothing lost or doubled, a late tool answer reaches the next run, two concurrent answers to
@@ -16,11 +16,12 @@ import pytest
 from helix_fixtures import other_store, store, stores
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool
 from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import interrupt
 from pydantic import Field
@@ -389,6 +390,65 @@ async def test_LGF_9_trimmed_messages_are_archived_and_recalled(store: SessionSt
     assert [m.content for m in model.seen[2]] == ["ok", "what colour did I say?"]
     recalled = str(model.seen[3][-1].content)
     assert recalled.startswith("row 0 (user) line 1: my favourite colour is blue\n")
+
+
+def trimming(store: SessionStateStore, model: Scripted, *, summarise: bool = False) -> Any:
+    """:func:`tooled` whose graph trims its own state after each answer, as LangGraph's
+    docs show: ``RemoveMessage`` for all but the newest two messages, or (``summarise``)
+    for every message, replaced by a summary."""
+
+    async def agent(state: MessagesState, config: RunnableConfig) -> dict[str, Any]:
+        bound = model.bind_tools(helix_run(config).tools)
+        return {"messages": [await bound.ainvoke(state["messages"])]}
+
+    def trim(state: MessagesState) -> dict[str, Any]:
+        if summarise:
+            summary = f"({len(state['messages'])} messages summarised)"
+            return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), AIMessage(summary)]}
+        return {"messages": [RemoveMessage(id=m.id or "") for m in state["messages"][:-2]]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("context", helix_context)
+    builder.add_node("agent", agent)
+    builder.add_node("tools", ToolNode(CONTEXT_TOOLS))
+    builder.add_node("trim", trim)
+    builder.add_edge(START, "context")
+    builder.add_edge("context", "agent")
+    builder.add_conditional_edges("agent", tools_condition, {"tools": "tools", END: "trim"})
+    builder.add_edge("tools", "context")
+    builder.add_edge("trim", END)
+    return builder.compile(checkpointer=HelixCheckpointSaver(store))
+
+
+@pytest.mark.parametrize("summarise", [False, True], ids=["trim", "summarise"])
+async def test_LGF_12_messages_the_graph_removes_itself_are_archived_and_recalled(
+    store: SessionStateStore, summarise: bool
+) -> None:
+    recall = ask("recall_history", {"grep": "blue"}, "r1")
+    model = Scripted(replies=[AIMessage("noted"), AIMessage("ok"), recall, AIMessage("blue")])
+    graph = trimming(store, model, summarise=summarise)
+    for text in ("my favourite colour is blue", "and the sky?", "what colour did I say?"):
+        async with HelixGraphRun(store, THREAD, strategy="hybrid") as run:
+            result = await graph.ainvoke({"messages": [("user", text)]}, run.config)
+    contents = [m.content for m in result["messages"]]
+    assert "my favourite colour is blue" not in contents
+    recalled = str(model.seen[3][-1].content).splitlines()
+    # Each removed message is archived once, with the run's row of it, newest first.
+    assert recalled[-2:] == [
+        "row 0 (user) line 1: my favourite colour is blue",
+        "[1 hit, newest first]",
+    ]
+    rows = [str(m.content) for m in await store.get_messages(THREAD)]
+    assert rows.count("my favourite colour is blue") == 1 and rows.count("noted") == 1
+
+
+async def test_LGF_12_under_static_a_removal_is_not_archived(store: SessionStateStore) -> None:
+    model = Scripted(replies=[AIMessage("noted"), AIMessage("ok")])
+    graph = trimming(store, model)
+    for text in ("my favourite colour is blue", "and the sky?"):
+        async with HelixGraphRun(store, THREAD, strategy="static") as run:
+            await graph.ainvoke({"messages": [("user", text)]}, run.config)
+    assert [m for m in await store.get_messages(THREAD) if "blue" in str(m.content)] == []
 
 
 async def test_LGF_10_11_a_source_activated_is_offered_and_replayed_after_a_restart(

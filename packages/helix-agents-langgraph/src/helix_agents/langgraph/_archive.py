@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, cast
 
-from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMessage
 
 from helix_agents.core import ChatMessage, MessageCommit, SessionStateStore
 from helix_agents.core.context import Compaction, ContextStore, ContextStrategy, features
@@ -24,7 +24,7 @@ __all__ = ["archive", "chat_row", "trim_point"]
 _ROLES = {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}
 
 
-def chat_row(message: AnyMessage) -> ChatMessage:
+def chat_row(message: BaseMessage) -> ChatMessage:
     """The log row that keeps ``message`` searchable: role, text, tool calls, tool name."""
     extra: dict[str, Any] = {}
     if isinstance(message, AIMessage) and message.tool_calls:
@@ -58,7 +58,7 @@ async def archive(
     session_id: str,
     fence_run_id: str,
     strategy: ContextStrategy,
-    trimmed: Sequence[AnyMessage],
+    trimmed: Sequence[BaseMessage],
 ) -> None:
     """Append ``trimmed`` to the log (under ``hybrid`` and ``dynamic``; a context row is
     there already) and move the window to the end of the log, fenced by the run."""

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from helix_agents.core import SessionStateStore, ValidationError
 from helix_agents.core.inputs import check_id
 
-__all__ = ["RUN_ID_KEY", "RUN_KEY", "ConfigRun", "fence_of", "run_of"]
+__all__ = ["RUN_ID_KEY", "RUN_KEY", "ConfigRun", "fence_of", "removals_of", "run_of"]
 
 RUN_ID_KEY = "helix_run_id"
 """A ``configurable`` key: the store's run that fences every write of the invocation."""
@@ -39,6 +40,24 @@ def fence_of(config: Any) -> str | None:
     if not isinstance(fence, str):
         raise ValidationError(f"{RUN_ID_KEY} must be a string, got {type(fence).__name__}")
     return check_id(fence, RUN_ID_KEY)
+
+
+class Removals(Protocol):
+    """What the saver asks of the run in a config before it stores a task's writes."""
+
+    async def archive_removed(
+        self,
+        writes: Sequence[tuple[str, Any]],
+        values: Callable[[], Awaitable[Mapping[str, Any]]],
+    ) -> None:
+        """Archive the messages ``writes`` remove; ``values`` reads the checkpoint's channels."""
+        ...
+
+
+def removals_of(config: Any) -> Removals | None:
+    """The run in ``config`` that archives the graph's own removals (LGF-12), if any."""
+    run = _configurable(config).get(RUN_KEY)
+    return run if hasattr(run, "archive_removed") else None
 
 
 def run_of(config: Any) -> Any:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, cast
@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, cast
 from langchain_core.messages import AnyMessage, BaseMessage, RemoveMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from helix_agents.core import (
     Checkpoint,
@@ -137,6 +138,7 @@ class HelixGraphRun:
         self._paused: dict[str, Any] = {}
         self._reconciled = False
         self._finished = False
+        self._archived: set[str] = set()  # ids of the messages this run archived
 
     @property
     def config(self) -> RunnableConfig:
@@ -232,6 +234,7 @@ class HelixGraphRun:
             if cut:
                 trimmed = messages[:cut]
                 await archive(self.store, self.session_id, self.run_id, self.strategy, trimmed)
+                self._archived.update(m.id for m in trimmed if m.id is not None)
                 update += [RemoveMessage(id=m.id) for m in trimmed if m.id is not None]
                 messages = messages[cut:]
                 count = None
@@ -245,6 +248,34 @@ class HelixGraphRun:
         if features(self.strategy).offload_outputs:
             update += await offloaded(self.store, self.session_id, self.budget, messages)
         return update
+
+    async def archive_removed(
+        self,
+        writes: Sequence[tuple[str, Any]],
+        values: Callable[[], Awaitable[Mapping[str, Any]]],
+    ) -> None:
+        """Archive, as LGF-9 does, the messages a node's ``writes`` remove with
+        ``RemoveMessage`` (LGF-12); ``values`` reads the channels the node started from.
+        The saver calls it before it stores the writes."""
+        removed: dict[str, set[str]] = {}
+        for channel, value in writes:
+            for message in value if isinstance(value, list) else [value]:
+                if isinstance(message, RemoveMessage) and message.id is not None:
+                    removed.setdefault(channel, set()).add(message.id)
+        if not removed:
+            return
+        before = await values()
+        gone = [
+            m
+            for channel, ids in removed.items()
+            for m in _listed(before.get(channel))
+            if isinstance(m, BaseMessage)
+            and m.id not in self._archived
+            and (m.id in ids or REMOVE_ALL_MESSAGES in ids)
+        ]
+        if gone:
+            await archive(self.store, self.session_id, self.run_id, self.strategy, gone)
+            self._archived.update(m.id for m in gone if m.id is not None)
 
     async def pause(self, graph: Pregel[Any, Any, Any, Any]) -> list[PendingApproval]:
         """Record the interrupts the graph stopped on as pending approvals, with a checkpoint
@@ -292,6 +323,10 @@ class HelixGraphRun:
         from langgraph.types import Command
 
         return Command(resume=answers)
+
+
+def _listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def helix_run(config: RunnableConfig) -> HelixGraphRun:

@@ -29,7 +29,7 @@ from helix_agents.core.inputs import check_id
 from helix_agents.core.limits import MAX_CHECKPOINT_PAGE
 
 from ._config import checkpoint_id_of, config_for, namespace_of, thread_of
-from ._fence import fence_of
+from ._fence import fence_of, removals_of
 from ._late import record_late_answers
 from ._layout import (
     ALL_CHECKPOINTS,
@@ -45,6 +45,7 @@ from ._layout import (
     writes_prefix,
 )
 from ._loops import run_on
+from ._recent import RecentValues
 from ._records import Records, StoredCheckpoint
 from ._runs import Entry, RunIndex, check_thread
 from ._threads import ATTEMPTS, Threads, deleted_under
@@ -86,6 +87,7 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
         self._records = Records(JsonValues(serde))
         self._threads = Threads(store)
         self._runs = RunIndex(self._threads)
+        self._recent = RecentValues()
         try:
             self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
@@ -250,6 +252,8 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
             thread, checkpoint_id, ns, parent, checkpoint, metadata
         )
         await self._threads.check_writable(thread)
+        if removals_of(config) is not None:
+            await self._recent.note((thread, ns, checkpoint_id), checkpoint["channel_values"])
         run = _run_of(metadata)
         entry = None if run is None else Entry(run, thread, ns, checkpoint_id, parent)
         # Indexed first: a put that dies after it leaves an extra entry.
@@ -359,7 +363,8 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
         channels (errors, interrupts, …) replace what the task wrote before.
         Every record is built, and refused if need be, before the first is written.
         Fenced like :meth:`aput`; the tool answers among writes a superseded run
-        could not store are queued as the session's late answers.
+        could not store are queued as the session's late answers. Under a
+        ``HelixGraphRun`` the messages the writes remove are archived first (LGF-12).
         """
         self._bind()
         thread, ns = thread_of(config), namespace_of(config) or ""
@@ -377,7 +382,15 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
             records.append((key, idx, state))
         await self._threads.check_writable(thread)
         fence = fence_of(config)
+        removals = removals_of(config)
         try:
+            if removals is not None:
+                await removals.archive_removed(
+                    writes,
+                    lambda: self._recent.values(
+                        (thread, ns, checkpoint_id), lambda: self._channel_values(config)
+                    ),
+                )
             for key, idx, state in records:
                 if idx < 0:
                     await self._threads.delete(thread, [key])
@@ -386,6 +399,10 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
             # A tool's answer that outlived its run reaches the next run (LGF-4).
             await record_late_answers(self.store, thread, writes)
             raise
+
+    async def _channel_values(self, config: RunnableConfig) -> dict[str, Any] | None:
+        found = await self.aget_tuple(config)
+        return None if found is None else dict(found.checkpoint["channel_values"])
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete the thread: its session and everything in it, then its run index entries.

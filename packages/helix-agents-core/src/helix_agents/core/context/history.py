@@ -177,7 +177,7 @@ def search_result(query: HistoryQuery, hits: Iterable[HistoryHit]) -> HistorySea
     elif cut:
         note = f"first {query.limit} hits, newest first; more rows match — narrow the search"
     else:
-        note = f"{len(found)} hits, newest first"
+        note = f"{len(found)} {'hit' if len(found) == 1 else 'hits'}, newest first"
     return HistorySearch(hits=tuple(found), truncated=cut, note=note)
 
 
