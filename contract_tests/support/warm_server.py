@@ -11,6 +11,7 @@ and status 1, ``sys.exit``'s status, the ``atexit`` handlers, flushed outputs).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import importlib
 import json
 import os
@@ -103,7 +104,10 @@ def main() -> None:
     for fd in (0, 1):
         os.dup2(quiet, fd)
     for name in PRELOAD:
-        importlib.import_module(name)
+        # An environment without one of them (a lowest-release overlay, say) imports it in
+        # each child that needs it, as a fresh interpreter would.
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
     replies.write("ready\n")
     for line in requests:
         pid = os.fork()
