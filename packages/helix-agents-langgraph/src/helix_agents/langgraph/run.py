@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any, cast
 from langchain_core.messages import AnyMessage, BaseMessage, RemoveMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
-from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from helix_agents.core import (
     Checkpoint,
@@ -264,6 +263,9 @@ class HelixGraphRun:
                     removed.setdefault(channel, set()).add(message.id)
         if not removed:
             return
+        # langgraph itself, not only langgraph-checkpoint: a graph is running.
+        from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
         before = await values()
         gone = [
             m
