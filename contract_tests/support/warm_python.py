@@ -115,12 +115,9 @@ def run_python(
     input: str = "",
     timeout: float = 120,
 ) -> subprocess.CompletedProcess[str]:
-    """What ``python *args`` (a script path or ``-m module``, then its arguments) exits
-    with and prints, text mode, as ``subprocess.run`` would capture it."""
-    if args[0] == "-m":
-        request: dict[str, object] = {"kind": "module", "target": args[1], "args": [*args[2:]]}
-    else:
-        request = {"kind": "path", "target": str(args[0]), "args": [*args[1:]]}
+    """What ``python *args`` (a script's path, then its arguments) exits with and prints,
+    text mode, as ``subprocess.run`` would capture it."""
+    request: dict[str, object] = {"kind": "path", "target": str(args[0]), "args": [*args[1:]]}
     argv = [sys.executable, *args]
     return _run(request, argv, cwd=cwd, env=env, input=input, timeout=timeout)
 

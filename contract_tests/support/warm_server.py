@@ -85,10 +85,6 @@ def _target(request: dict[str, Any]) -> None:
         sys.argv = [target, *args]
         sys.path[0] = os.path.dirname(os.path.abspath(target))
         runpy.run_path(target, run_name="__main__")
-    elif kind == "module":
-        sys.argv = [target, *args]
-        sys.path[0] = os.getcwd()
-        runpy.run_module(target, run_name="__main__", alter_sys=True)
     else:
         module, _, function = target.partition(":")
         sys.argv = [request["argv0"], *args]

@@ -78,47 +78,32 @@ async def read_snapshot(
         new_rows = encode_items(output, session_id)
         keep = count - len(expected)
         try:
+            cut, carried = keep, []
             if prune_prefix is None:
                 current = await store.get_messages(session_id, limit=len(expected))
                 if _ids(current) != _ids(expected):
                     return False
-                await store.replace_messages(
-                    session_id,
-                    keep,
-                    new_rows,
-                    expect_message_count=count,
-                    archive=archive,
-                    fence_run_id=fence_run_id,
-                )
-                return True
-            everything = await store.get_messages(session_id)
-            if len(everything) != count or _ids(everything[keep:]) != _ids(expected):
-                return False
-            expired = 0
-            for row in everything[:keep]:
-                item = decode_item(row, session_id)
-                if item is None or not prune_prefix(item):
-                    break
-                expired += 1
-            if expired:
-                # Rewrite the log without its expired prefix, in the same one commit.
-                await store.replace_messages(
-                    session_id,
-                    0,
-                    [*everything[expired:keep], *new_rows],
-                    expect_message_count=count,
-                    archive=archive,
-                    fence_run_id=fence_run_id,
-                )
             else:
-                await store.replace_messages(
-                    session_id,
-                    keep,
-                    new_rows,
-                    expect_message_count=count,
-                    archive=archive,
-                    fence_run_id=fence_run_id,
-                )
+                everything = await store.get_messages(session_id)
+                if len(everything) != count or _ids(everything[keep:]) != _ids(expected):
+                    return False
+                expired = 0
+                for row in everything[:keep]:
+                    item = decode_item(row, session_id)
+                    if item is None or not prune_prefix(item):
+                        break
+                    expired += 1
+                if expired:
+                    # Rewrite the log without its expired prefix, in the same one commit.
+                    cut, carried = 0, everything[expired:keep]
+            await store.replace_messages(
+                session_id,
+                cut,
+                [*carried, *new_rows],
+                expect_message_count=count,
+                archive=archive,
+                fence_run_id=fence_run_id,
+            )
             return True
         except (MessageCountConflictError, SessionNotFoundError):
             return False
