@@ -132,7 +132,8 @@ def _plain(flow: str, value: object, field: str) -> dict[str, Any]:
         )
     plain: dict[str, Any] = json.loads(text)
     try:
-        check_json(plain, field, session_id=flow)
+        # As stored: inside the checkpoint's object, one level deeper (MAX_JSON_DEPTH).
+        check_json({field: plain}, "checkpoint", session_id=flow)
     except ValidationError as exc:
         raise FlowStateError(f"flow {flow!r}: {exc.message}", session_id=flow) from None
     return plain
