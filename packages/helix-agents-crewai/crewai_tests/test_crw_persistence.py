@@ -14,8 +14,8 @@ from crewai.flow.persistence import persist
 from pydantic import BaseModel
 
 from helix_agents.core import Checkpoint
-from helix_agents.core.errors import ApprovalNotFoundError, ForeignSessionError
 from helix_agents.core.adapters import ADAPTER_KEY, mark
+from helix_agents.core.errors import ApprovalNotFoundError, ForeignSessionError
 from helix_agents.crewai import (
     MAX_STATE_BYTES,
     CorruptFlowStateError,
@@ -25,7 +25,9 @@ from helix_agents.crewai import (
 )
 
 
-def _context(flow: str, method: str = "review", message: str = "Approve?") -> PendingFeedbackContext:
+def _context(
+    flow: str, method: str = "review", message: str = "Approve?"
+) -> PendingFeedbackContext:
     return PendingFeedbackContext(
         flow_id=flow,
         flow_class="tests.ReviewFlow",
@@ -332,7 +334,9 @@ def test_crw6_a_corrupt_stored_state_is_a_typed_error_naming_the_flow(
     assert "'f'" in str(caught.value) and caught.value.code == "validation_error"
 
 
-def test_crw6_a_corrupt_feedback_context_is_a_typed_error(persistence: HelixFlowPersistence) -> None:
+def test_crw6_a_corrupt_feedback_context_is_a_typed_error(
+    persistence: HelixFlowPersistence,
+) -> None:
     persistence.save_state("f", "m", {"v": 1})
     bad = Checkpoint(
         checkpoint_id="crewai-feedback:99999999999999999999",

@@ -19,7 +19,7 @@ from typing import Any, Self, TypeVar
 
 from crewai.flow.async_feedback.types import PendingFeedbackContext
 from crewai.flow.persistence.base import FlowPersistence
-from pydantic import BaseModel, Field, PrivateAttr
+from pydantic import BaseModel, Field, PrivateAttr, model_validator
 
 from helix_agents.core import (
     Checkpoint,
@@ -157,8 +157,6 @@ class HelixFlowPersistence(FlowPersistence):
 
     _store: SessionStateStore | None = PrivateAttr(default=None)
     _loop: LoopThread | None = PrivateAttr(default=None)
-    _last: int = PrivateAttr(default=0)
-    _guard: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     def __init__(self, store_or_url: SessionStateStore | str | None = None, /, **kwargs: Any):
         if isinstance(store_or_url, str):
@@ -169,13 +167,15 @@ class HelixFlowPersistence(FlowPersistence):
         if store_or_url is not None and not isinstance(store_or_url, str):
             self._open(store_or_url)
 
-    def model_post_init(self, context: Any, /) -> None:
+    @model_validator(mode="after")
+    def _open_url(self) -> Self:
         """Open the store of ``store_url`` (also for a persistence CrewAI rebuilds from a
         flow's JSON, which holds the redacted URL)."""
         check_id(self.user_id, "user_id", optional=True)
-        if self.store_url is not None:
+        if self.store_url is not None and self._store is None:
             url, self.store_url = self.store_url, redact_url(self.store_url)
             self._open(open_store(url))
+        return self
 
     def _open(self, store: SessionStateStore) -> None:
         loop = LoopThread(f"HelixFlowPersistence-{id(self):x}")
@@ -318,12 +318,6 @@ class HelixFlowPersistence(FlowPersistence):
 
     # On the loop
 
-    def _next_id(self, prefix: str) -> str:
-        # Wall-clock nanoseconds, strictly increasing within this process: ids sort by save.
-        with self._guard:
-            self._last = max(time.time_ns(), self._last + 1)
-            return f"{prefix}{self._last:020d}"
-
     async def _claim(self, store: SessionStateStore, flow: str) -> bool:
         return await claim_session(store, flow, ADAPTER, user_id=self.user_id) is not None
 
@@ -332,7 +326,7 @@ class HelixFlowPersistence(FlowPersistence):
     ) -> str:
         while True:
             record = Checkpoint(
-                checkpoint_id=self._next_id(prefix),
+                checkpoint_id=_next_id(prefix),
                 run_id=_RUN_ID,
                 message_count=0,
                 state=state,
@@ -360,7 +354,7 @@ class HelixFlowPersistence(FlowPersistence):
         if not await self._claim(store, flow):
             return
         await self._checkpoint(store, flow, STATE_PREFIX, {"method": method, "state": state})
-        approval_id = self._next_id(FEEDBACK_PREFIX)
+        approval_id = _next_id(FEEDBACK_PREFIX)
         record = Checkpoint(
             checkpoint_id=approval_id,
             run_id=_RUN_ID,
@@ -445,6 +439,18 @@ class HelixFlowPersistence(FlowPersistence):
             if page.next_cursor is None:
                 return flows
             cursor = page.next_cursor
+
+
+_last_id = 0
+_id_guard = threading.Lock()
+
+
+def _next_id(prefix: str) -> str:
+    """Wall-clock nanoseconds, strictly increasing within the process: ids sort by save."""
+    global _last_id
+    with _id_guard:
+        _last_id = max(time.time_ns(), _last_id + 1)
+        return f"{prefix}{_last_id:020d}"
 
 
 async def _enter(store: SessionStateStore) -> None:
