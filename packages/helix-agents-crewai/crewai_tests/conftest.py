@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parent / "sdk_suite"))
 
 from crewai_fixtures import other, persistence
 from helix_fixtures import postgres_schema_url, stores

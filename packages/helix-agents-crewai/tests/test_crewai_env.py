@@ -77,7 +77,7 @@ def child_pytest(version: str, *args: str) -> tuple[dict[str, int], str]:
     return counts, tail
 
 
-def test_the_newest_crewai_passes_the_rules_the_example_and_its_own_persistence_tests() -> None:
+def test_the_newest_crewai_passes_the_rules_the_example_and_its_sdk_suite() -> None:
     counts, tail = child_pytest(NEWEST)
     # 4 backends x the rules, the example on two, the overlay's check, CrewAI's own suite.
     assert counts.get("passed", 0) >= 140 and "failed" not in counts, tail
