@@ -56,7 +56,7 @@ def review_flow(persistence: HelixFlowPersistence) -> type[Flow[Draft]]:
             self.state.steps.append("write")
 
         @listen(write)
-        @human_feedback(message="Publish this draft?", provider=AskLater())
+        @human_feedback(message="Publish this draft?", provider=AskLater(), llm=None)
         def review(self) -> str:
             self.state.steps.append("review")
             return self.state.text
