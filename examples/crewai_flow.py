@@ -59,7 +59,7 @@ def review_flow(persistence: HelixFlowPersistence) -> type[Flow[Draft]]:
         @human_feedback(message="Publish this draft?", provider=AskLater(), llm=None)
         def review(self) -> str:
             self.state.steps.append("review")
-            return self.state.text
+            return str(self.state.text)
 
         @listen(review)
         def publish(self, result: HumanFeedbackResult) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -200,7 +201,7 @@ def test_crw5_a_flow_persists_through_kickoff_and_kickoff_async(
     async def again() -> int:
         resumed = Counter()
         await resumed.kickoff_async(inputs={"id": flow.state.id})
-        return resumed.state.count
+        return int(resumed.state.count)
 
     assert asyncio.run(again()) == 22
     assert persistence.load_state(flow.state.id) == {"id": flow.state.id, "count": 22}
@@ -230,10 +231,11 @@ def test_crw2_a_state_that_is_not_storable_is_refused_and_writes_nothing(
 ) -> None:
     persistence.save_state("f", "ok", {"v": 1})
     before = _checkpoint_ids(persistence, "f")
-    for save in (
+    saves: list[Callable[[], object]] = [
         lambda: persistence.save_state("f", "bad", state),
         lambda: persistence.save_pending_feedback("f", _context("f"), state),
-    ):
+    ]
+    for save in saves:
         with pytest.raises(FlowStateError) as caught:
             save()
         assert caught.value.code == "validation_error" and caught.value.session_id == "f"
@@ -286,7 +288,7 @@ def test_crw2_a_huge_state_within_the_limit_comes_back_one_over_is_refused(
 def test_crw2_odd_flow_ids_are_refused_by_every_method(
     persistence: HelixFlowPersistence, flow: str
 ) -> None:
-    calls = [
+    calls: list[Callable[[], object]] = [
         lambda: persistence.save_state(flow, "m", {"v": 1}),
         lambda: persistence.load_state(flow),
         lambda: persistence.save_pending_feedback(flow, _context("x"), {"v": 1}),
@@ -357,10 +359,11 @@ def test_crw7_a_foreign_session_is_missing_and_refuses_writes(
     persistence.call(lambda s: s.create_session("f", metadata=mark("langgraph")))
     assert persistence.load_state("f") is None and persistence.load_pending_feedback("f") is None
     assert persistence.pending_feedback("f") == []
-    for write in (
+    writes: list[Callable[[], object]] = [
         lambda: persistence.save_state("f", "m", {"v": 1}),
         lambda: persistence.save_pending_feedback("f", _context("f"), {"v": 1}),
-    ):
+    ]
+    for write in writes:
         with pytest.raises(ForeignSessionError):
             write()
     assert _checkpoint_ids(persistence, "f") == []

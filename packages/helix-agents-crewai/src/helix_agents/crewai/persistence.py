@@ -107,10 +107,11 @@ def _plain(flow: str, value: object, field: str) -> dict[str, Any]:
     """``value`` (a dict or a pydantic model) as the JSON object CrewAI's SQLite store
     would save, checked storable (CRW-2)."""
     if isinstance(value, BaseModel):
+        model = value
         try:
-            value = value.model_dump(mode="json")
+            value = model.model_dump(mode="json")
         except Exception:
-            value = value.model_dump(mode="python")
+            value = model.model_dump(mode="python")
     if not isinstance(value, dict):
         raise FlowStateError(
             f"flow {flow!r}: {field} must be a dict or a pydantic model, "
