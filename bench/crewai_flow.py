@@ -68,7 +68,7 @@ def table(results: dict[str, Any], baseline: str) -> list[str]:
     """The results as a Markdown table, each ratio to ``baseline``'s."""
     base = results[baseline]
     lines = [
-        "| persistence | step p50 (ms) | step p99 (ms) | p50 vs CrewAI's SQLite |",
+        "| persistence | step p50 (ms) | step p99 (ms) | p50 / CrewAI SQLite's p50 |",
         "|---|---:|---:|---:|",
     ]
     for name, s in results.items():
