@@ -6,7 +6,9 @@ import asyncio
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from crewai.flow.async_feedback.types import PendingFeedbackContext
@@ -373,3 +375,30 @@ def test_crw7_a_shared_session_is_written_and_read(persistence: HelixFlowPersist
     persistence.call(lambda s: s.create_session("f", metadata={"team": "x"}))
     persistence.save_state("f", "m", {"v": 1})
     assert persistence.load_state("f") == {"v": 1}
+
+
+def test_crw5_a_persistence_crewai_rebuilds_from_a_flows_json_reopens_its_store(
+    tmp_path: Path,
+) -> None:
+    with HelixFlowPersistence(f"sqlite:///{tmp_path / 'flows.db'}") as persistence:
+        persistence.save_state("f", "m", {"v": 1})
+        dumped = persistence.model_dump(mode="json")
+    assert dumped == {
+        "persistence_type": "HelixFlowPersistence",
+        "store_url": f"sqlite:///{tmp_path / 'flows.db'}",
+        "user_id": None,
+    }
+    with HelixFlowPersistence.model_validate(dumped) as rebuilt:
+        assert rebuilt.load_state("f") == {"v": 1}
+
+
+def test_crw5_the_url_a_flows_json_holds_has_no_password(postgres_schema_url: str) -> None:
+    # Trust auth ignores the password: the store opens, and its URL is kept redacted.
+    parts = urlsplit(postgres_schema_url)
+    user = parts.username or "postgres"
+    url = urlunsplit(parts._replace(netloc=f"{user}:s3cret@{parts.hostname}:{parts.port}"))
+    with HelixFlowPersistence(url) as persistence:
+        dumped = persistence.model_dump_json()
+        assert persistence.load_state("nobody") is None
+    assert "s3cret" not in dumped and persistence.store_url is not None
+    assert persistence.store_url.startswith(f"postgresql://{user}:")

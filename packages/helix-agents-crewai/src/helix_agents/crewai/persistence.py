@@ -159,7 +159,9 @@ class HelixFlowPersistence(FlowPersistence):
     _store: SessionStateStore | None = PrivateAttr(default=None)
     _loop: LoopThread | None = PrivateAttr(default=None)
 
-    def __init__(self, store_or_url: SessionStateStore | str | None = None, /, **kwargs: Any):
+    def __init__(
+        self, store_or_url: SessionStateStore | str | None = None, /, **kwargs: Any
+    ) -> None:
         if isinstance(store_or_url, str):
             kwargs["store_url"] = store_or_url
         elif store_or_url is None and kwargs.get("store_url") is None:
@@ -355,15 +357,8 @@ class HelixFlowPersistence(FlowPersistence):
         if not await self._claim(store, flow):
             return
         await self._checkpoint(store, flow, STATE_PREFIX, {"method": method, "state": state})
-        approval_id = _next_id(FEEDBACK_PREFIX)
-        record = Checkpoint(
-            checkpoint_id=approval_id,
-            run_id=_RUN_ID,
-            message_count=0,
-            state={"method": method, "state": state, "context": asked},
-            created_at=datetime.now(UTC),
-        )
-        await store.save_checkpoint(flow, record)
+        pending: dict[str, Any] = {"method": method, "state": state, "context": asked}
+        approval_id = await self._checkpoint(store, flow, FEEDBACK_PREFIX, pending)
         approval = PendingApproval(
             approval_id=approval_id,
             tool_name="crewai.human_feedback",
