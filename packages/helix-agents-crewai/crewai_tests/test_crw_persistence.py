@@ -16,7 +16,7 @@ from crewai.flow.flow import Flow, FlowState, listen, start
 from crewai.flow.persistence import persist
 from pydantic import BaseModel
 
-from helix_agents.core import Checkpoint
+from helix_agents.core import Checkpoint, ValidationError
 from helix_agents.core.adapters import ADAPTER_KEY, mark
 from helix_agents.core.errors import ApprovalNotFoundError, ForeignSessionError
 from helix_agents.crewai import (
@@ -402,3 +402,10 @@ def test_crw5_the_url_a_flows_json_holds_has_no_password(postgres_schema_url: st
         assert persistence.load_state("nobody") is None
     assert "s3cret" not in dumped and persistence.store_url is not None
     assert persistence.store_url.startswith(f"postgresql://{user}:")
+
+
+def test_crw5_a_store_or_a_url_one_of_them(stores: Any) -> None:
+    with pytest.raises(ValidationError, match="one of them"):
+        HelixFlowPersistence()
+    with pytest.raises(ValidationError, match="one of them"):
+        HelixFlowPersistence(stores.store("main"), store_url="memory://")

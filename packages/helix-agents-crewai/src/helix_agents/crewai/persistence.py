@@ -125,10 +125,9 @@ def _plain(flow: str, value: object, field: str) -> dict[str, Any]:
         raise FlowStateError(
             f"flow {flow!r}: {field} is not JSON: {reason}", session_id=flow
         ) from None
-    if len(text) > MAX_STATE_BYTES or len(text.encode("utf-8")) > MAX_STATE_BYTES:
+    if len(text) > MAX_STATE_BYTES:  # ASCII (json.dumps escapes the rest): a byte a character
         raise FlowStateError(
-            f"flow {flow!r}: {field} is {len(text.encode('utf-8'))} bytes of JSON; "
-            f"at most {MAX_STATE_BYTES}",
+            f"flow {flow!r}: {field} is {len(text)} bytes of JSON; at most {MAX_STATE_BYTES}",
             session_id=flow,
         )
     plain: dict[str, Any] = json.loads(text)
@@ -164,8 +163,8 @@ class HelixFlowPersistence(FlowPersistence):
     ) -> None:
         if isinstance(store_or_url, str):
             kwargs["store_url"] = store_or_url
-        elif store_or_url is None and kwargs.get("store_url") is None:
-            raise ValidationError("HelixFlowPersistence needs a store or a store URL")
+        elif (store_or_url is None) == (kwargs.get("store_url") is None):
+            raise ValidationError("HelixFlowPersistence takes a store or a store URL, one of them")
         super().__init__(**kwargs)
         if store_or_url is not None and not isinstance(store_or_url, str):
             self._open(store_or_url)
