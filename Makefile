@@ -99,12 +99,14 @@ docs-serve: $(SYNCED) ## Serve the docs on http://127.0.0.1:8000, rebuilt on eac
 
 # Every distribution's wheel, into a fresh dist/: `pip install --find-links dist/ NAME` installs
 # from there (README). uv's build frontend, as repo_tests/test_release.py uses it; no .venv.
-# DIST=elsewhere builds there instead (repo_tests/test_dist.py does).
+# DIST=elsewhere builds there instead (repo_tests/test_dist.py does). helix-agents-crewai is
+# outside the uv workspace (CrewAI pins mcp<2; CONTRIBUTING.md): built by its path.
 DIST ?= dist
 .PHONY: dist
 dist: $(UV) ## Build every distribution's wheel into dist/
 	rm -rf $(DIST)
 	$(UV) build --all-packages --wheel --quiet --out-dir $(DIST)
+	$(UV) build packages/helix-agents-crewai --wheel --quiet --out-dir $(DIST)
 	@ls $(DIST)
 
 .PHONY: clean

@@ -24,6 +24,7 @@ nox.options.sessions = [
     "pydantic_ai_lowest",
     "agent_framework",
     "agent_framework_lowest",
+    "crewai",
 ]
 
 BACKENDS = {
@@ -88,6 +89,14 @@ SUITES = {
     "agent_framework": (
         "packages/helix-agents-agent-framework",
         "Agent Framework's history contract on its own provider and ours, with the example.",
+    ),
+    # CrewAI is not in the locked .venv (it pins mcp<2): this folder's one test file runs
+    # crewai_tests/ in a child with CrewAI layered over it, on the newest and the lowest
+    # release (its own lowest run, so no crewai_lowest session; CONTRIBUTING.md).
+    "crewai": (
+        "packages/helix-agents-crewai/tests",
+        "CrewAI flow persistence on every backend, with CrewAI's own tests, the example and "
+        "mypy, in a CrewAI overlay (newest and lowest crewai).",
     ),
 }
 

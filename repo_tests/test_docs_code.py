@@ -12,7 +12,9 @@ local server under a fresh ``key_prefix=`` (its keys deleted after the run).
 A block that imports the OpenAI Agents SDK (``agents``) runs with the SDK pointed at a
 scripted stand-in for the model, served locally (``OPENAI_BASE_URL``; the SDK's tracing
 export off), so ``Runner.run`` works as written and nothing leaves the machine; the store is
-real. Every block runs: none may be marked to skip. A block marked
+real. A block that imports CrewAI runs in the crewai overlay (contract_tests/support/
+crewai_overlay.py: CrewAI is not in the locked environment). Every block runs: none may be
+marked to skip. A block marked
 ``<!-- docs-example: NAME -->`` is a test file that contract_tests/tests/test_docs_example.py
 runs with pytest.
 """
@@ -27,6 +29,7 @@ from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
+from crewai_overlay import USES_CREWAI, overlay
 from warm_python import run_python
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -120,7 +123,10 @@ def test_block_runs(block: Block, tmp_path: Path, request: pytest.FixtureRequest
             "OPENAI_AGENTS_DISABLE_TRACING": "1",
         }
     asked = len(answered)
-    done = run_python([str(script)], cwd=tmp_path, env=env)
+    if any(line.startswith(USES_CREWAI) for line in block.code.splitlines()):
+        done = overlay("python", str(script), cwd=tmp_path)
+    else:
+        done = run_python([str(script)], cwd=tmp_path, env=env)
     assert done.returncode == 0, f"{block.where} failed:\n{done.stderr}{done.stdout}"
     if uses_sdk and OFFLINE_MODEL.search(block.code):
         assert len(answered) == asked, f"{block.where} is offline but called the served model"

@@ -3,6 +3,7 @@ missing from the nav), and its API reference shows every public name of every pa
 
 from __future__ import annotations
 
+import ast
 import importlib
 import os
 import re
@@ -14,6 +15,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 API = ROOT / "docs" / "api"
+# Packages whose framework is not in this environment (CrewAI pins mcp<2; CONTRIBUTING.md):
+# their __all__ is read from the source, as the site's API reference reads them.
+FROM_SOURCE = {"helix_agents.crewai": ROOT / "packages/helix-agents-crewai/src/helix_agents/crewai"}
 
 
 @pytest.fixture(scope="module")
@@ -121,7 +125,15 @@ def test_every_distribution_has_an_api_page() -> None:
 def test_api_page_shows_every_public_name(site: Path, page: str, module: str) -> None:
     html = (site / "api" / f"{page}.html").read_text()
     shown = set(re.findall(rf'id="{re.escape(module)}\.(\w+)"', html))
-    public = importlib.import_module(module).__all__
+    if module in FROM_SOURCE:
+        tree = ast.parse((FROM_SOURCE[module] / "__init__.py").read_text())
+        (public,) = [
+            ast.literal_eval(node.value)
+            for node in tree.body
+            if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "__all__"
+        ]
+    else:
+        public = importlib.import_module(module).__all__
     # mkdocstrings leaves out a name without a docstring: every public name needs one.
     missing = [name for name in public if name not in shown]
     assert not missing, f"{module}: {missing} missing from docs/api/{page}.md (no docstring?)"

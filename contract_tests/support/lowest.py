@@ -13,12 +13,13 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["run_with", "version_with"]
+__all__ = ["ROOT", "run_with", "uv_executable", "version_with"]
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _uv() -> str:
+def uv_executable() -> str:
+    """The uv that runs the workspace: ``$UV``, on PATH, or make's copy in .tools."""
     uv = os.environ.get("UV") or shutil.which("uv") or str(ROOT / ".tools" / "bin" / "uv")
     assert Path(uv).exists() or shutil.which(uv), "uv is needed (make install provides it)"
     return uv
@@ -28,7 +29,7 @@ def run_with(pins: Sequence[str], *args: str) -> subprocess.CompletedProcess[str
     """``args`` run in the workspace's environment with ``pins`` layered over it."""
     with_pins = [arg for pin in pins for arg in ("--with", pin)]
     return subprocess.run(
-        [_uv(), "run", "--no-sync", *with_pins, *args],
+        [uv_executable(), "run", "--no-sync", *with_pins, *args],
         cwd=ROOT,
         capture_output=True,
         text=True,

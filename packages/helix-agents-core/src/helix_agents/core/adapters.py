@@ -43,7 +43,9 @@ __all__ = [
 ADAPTER_KEY = "helix.adapter"
 """The metadata key naming the adapter that created a session."""
 
-AdapterName = Literal["openai-agents", "langgraph", "adk", "mcp", "pydantic-ai", "agent-framework"]
+AdapterName = Literal[
+    "openai-agents", "langgraph", "adk", "mcp", "pydantic-ai", "agent-framework", "crewai"
+]
 """The adapters that mark sessions."""
 
 
