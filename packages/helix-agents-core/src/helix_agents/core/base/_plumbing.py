@@ -23,6 +23,7 @@ from ..limits import check_max_messages
 from ..messages import ChatMessage, ContextMessage, Message, parse_message, parse_message_json
 from ..models import SessionInfo
 from ..rules import next_activity
+from ..sessiondoc import SessionDoc
 from ..seam import Changes, Engine, NewSession, Refused, Snapshot, StoredRow, Want, head_of
 
 __all__ = ["HEADS_KEPT", "MAX_REPLANS", "Plumbing", "fresh_head", "info", "row_message"]
@@ -199,7 +200,9 @@ class Plumbing:
 
 
 def info(snap: Snapshot) -> SessionInfo:
-    """The :class:`SessionInfo` of a snapshot."""
+    """The :class:`SessionInfo` of a snapshot: its stored metadata split into the caller's
+    keys, the title and the metadata version (docs/lifecycle.md)."""
+    doc = SessionDoc(snap.metadata)
     return SessionInfo(
         id=snap.session_id,
         user_id=snap.user_id,
@@ -207,7 +210,9 @@ def info(snap: Snapshot) -> SessionInfo:
         last_activity_at=snap.last_activity_at,
         message_count=snap.message_count,
         current_run=snap.current_run,
-        metadata=_metadata.validate_python(snap.metadata),
+        metadata=_metadata.validate_python(doc.user),
+        title=doc.title,
+        metadata_version=doc.version,
     )
 
 
