@@ -166,7 +166,11 @@ class LifecycleRules:
         await store.create_session("s", metadata={"a": 1})
         assert (await store.get_session("s")).title is None  # type: ignore[union-attr]
         info = await store.set_session_title("s", "Trip to Lisbon ✈")
-        assert (info.title, info.metadata, info.metadata_version) == ("Trip to Lisbon ✈", {"a": 1}, 1)
+        assert (info.title, info.metadata, info.metadata_version) == (
+            "Trip to Lisbon ✈",
+            {"a": 1},
+            1,
+        )
         assert await store.get_session("s") == info
         longest = "t" * 200
         assert (await store.set_session_title("s", longest)).title == longest
@@ -190,7 +194,11 @@ class LifecycleRules:
         await store.clear_session("s")
         info = await store.get_session("s")
         assert info is not None
-        assert (info.metadata, info.title, info.metadata_version) == ({"a": [1], "b": True}, "Kept", 2)
+        assert (info.metadata, info.title, info.metadata_version) == (
+            {"a": [1], "b": True},
+            "Kept",
+            2,
+        )
         clone = await store.clone_session("s", "c")
         assert (clone.metadata, clone.title, clone.metadata_version) == (info.metadata, "Kept", 2)
         read = await store.get_session("c")
@@ -239,7 +247,8 @@ class LifecycleRules:
         assert first.next_cursor is not None
         with pytest.raises(ValidationError):
             await store.list_all_sessions(first=1, cursor=first.next_cursor, title="order")
-        for bad in ("", " ", "x" * 201, 3):
+        bad_titles: list[Any] = ["", " ", "x" * 201, 3]
+        for bad in bad_titles:
             with pytest.raises(ValidationError):
                 await store.list_all_sessions(title=bad)
             with pytest.raises(ValidationError):
@@ -294,7 +303,9 @@ class LifecycleRules:
         self, store: SessionStateStore
     ) -> None:
         await _chat(store)
-        await store.append_messages("s", commit(ChatMessage(role="user", content="x", id="call-row")))
+        await store.append_messages(
+            "s", commit(ChatMessage(role="user", content="x", id="call-row"))
+        )
         record = await store.redact_message("s", "call-row", reason="r", actor="ops@example")
         assert (record.index, record.actor) == (1, "ops@example")
         rows = await store.get_messages("s")

@@ -22,8 +22,8 @@ from .rules_engine import EngineRules
 from .rules_fidelity import FidelityRules
 from .rules_handles import HandleRules
 from .rules_inputs import InputRules
-from .rules_lifecycle import LifecycleRules
 from .rules_interplay import InterplayRules
+from .rules_lifecycle import LifecycleRules
 from .rules_listing import ListingRules
 from .rules_messages import MessageRules
 from .rules_paging import PagingRules

@@ -213,8 +213,7 @@ def _bounded(session_id: str, value: object, field: str, most: int, least: int) 
     text = check_text(value, field, session_id=session_id)
     if not least <= len(text) <= most:
         raise ValidationError(
-            f"session {session_id!r}: {field} must be {least}..{most} characters, "
-            f"got {len(text)}",
+            f"session {session_id!r}: {field} must be {least}..{most} characters, got {len(text)}",
             session_id=session_id,
         )
     return text

@@ -197,8 +197,8 @@ def apply(
         db.execute(_REDACT, (dump_message_json(redacted), sid, index))
         db.execute("PRAGMA secure_delete = OFF").fetchall()
     activity, kept = to_us(c.activity), int(kept or c.preserve)
-    saved = (version + 1, activity, count, first, ui, run_json, start, number, kept, meta, sid)
-    db.execute(_SAVE, saved)
+    head_values = (version + 1, activity, count, first, ui, run_json, start, number, kept)
+    db.execute(_SAVE, (*head_values, meta, sid))
     saved = (version + 1, user, created, activity, meta, count, first, ui, run_json, start)
     return as_snapshot(sid, (*saved, number, kept), c.run)
 

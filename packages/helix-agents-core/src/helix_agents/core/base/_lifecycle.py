@@ -137,9 +137,7 @@ class LifecycleMethods(Plumbing):
             )
             return changes, record
 
-        want = (
-            Want(rows=RowSpan(target, target + 1)) if isinstance(target, int) else _ALL_ROWS
-        )
+        want = Want(rows=RowSpan(target, target + 1)) if isinstance(target, int) else _ALL_ROWS
         return await self._write(session_id, want, plan)
 
     async def list_redactions(self, session_id: str) -> list[Redaction]:
@@ -156,9 +154,7 @@ def _row_index(snap: Snapshot, target: int | str) -> int:
             found = row_message(stored)
             if isinstance(found, ChatMessage) and found.id == target:
                 return snap.rows_from + offset
-        raise ValidationError(
-            f"session {sid!r}: no retained row has id {target!r}", session_id=sid
-        )
+        raise ValidationError(f"session {sid!r}: no retained row has id {target!r}", session_id=sid)
     if target >= snap.message_count:
         raise ValidationError(
             f"session {sid!r}: row {target} does not exist (the session has "

@@ -23,8 +23,8 @@ from ..limits import check_max_messages
 from ..messages import ChatMessage, ContextMessage, Message, parse_message, parse_message_json
 from ..models import SessionInfo
 from ..rules import next_activity
-from ..sessiondoc import SessionDoc
 from ..seam import Changes, Engine, NewSession, Refused, Snapshot, StoredRow, Want, head_of
+from ..sessiondoc import SessionDoc
 
 __all__ = ["HEADS_KEPT", "MAX_REPLANS", "Plumbing", "fresh_head", "info", "row_message"]
 

@@ -174,9 +174,7 @@ class SessionMethods(Plumbing):
                         found.append(s)
                         if len(found) > first:
                             last = found[first - 1]
-                            cursor = encode_sessions_cursor(
-                                user_id, last.last_activity_at, last.id
-                            )
+                            cursor = encode_sessions_cursor(user_id, last.last_activity_at, last.id)
                             return SessionsPage(sessions=tuple(found[:first]), next_cursor=cursor)
                 after = (s.last_activity_at, s.id)
                 scanned += 1
