@@ -212,7 +212,7 @@ class LifecycleRules:
 
     @rule("META-6")
     async def test_META_6_listings_filter_by_title_and_metadata(
-        self, store: SessionStateStore, store_factory: StoreFactory
+        self, store: SessionStateStore
     ) -> None:
         await store.create_session("a", user_id="u1", metadata={"team": "red", "n": 1})
         await store.create_session("b", user_id="u1", metadata={"team": "blue", "n": 1})
@@ -231,8 +231,6 @@ class LifecycleRules:
         assert await _user_titles(store, metadata={"team": "red"}) == ["a"]
         assert await _user_titles(store, title="nothing") == []
         assert sorted(await _user_titles(store)) == ["a", "b", "d"]
-        handle_page = await store.sessions("u1", title="question")  # type: ignore[attr-defined]
-        assert [s.id for s in handle_page.sessions] == ["b"]
         # Pages of one: the cursors walk the matches only, once each.
         seen, cursor = [], None
         while True:
@@ -255,6 +253,19 @@ class LifecycleRules:
                 await store.list_sessions("u1", title=bad)
         with pytest.raises(ValidationError):
             await store.list_sessions("u1", metadata=[("team", "red")])  # type: ignore[arg-type]
+
+    @rule("META-6", requires="handles")
+    async def test_META_6_the_handles_listing_filters_as_list_sessions(
+        self, store: SessionStateStore
+    ) -> None:
+        await store.create_session("a", user_id="u1", metadata={"team": "red"})
+        await store.create_session("b", user_id="u1")
+        await store.set_session_title("b", "A question")
+        sessions = store.sessions  # type: ignore[attr-defined]
+        assert [s.id for s in (await sessions("u1", title="QUESTION")).sessions] == ["b"]
+        assert [s.id for s in (await sessions("u1", metadata={"team": "red"})).sessions] == ["a"]
+        with pytest.raises(ValidationError):
+            await sessions("u1", title="")
 
     @rule("RED-1")
     async def test_RED_1_a_redacted_row_reads_back_as_a_tombstone_in_place(
@@ -333,43 +344,41 @@ class LifecycleRules:
 
     @rule("RED-4")
     async def test_RED_4_bad_redactions_are_refused_and_change_nothing(
-        self, store_factory: StoreFactory
+        self, store: SessionStateStore
     ) -> None:
-        async with store_factory(max_messages=3) as store:
-            await _chat(store)  # rows 0 and 1 were dropped by retention
-            assert await store.get_message_count("s") == 5
-            bad: list[dict[str, Any]] = [
-                {"row": 5, "reason": "r"},
-                {"row": 1, "reason": "r"},
-                {"row": -1, "reason": "r"},
-                {"row": True, "reason": "r"},
-                {"row": 2.0, "reason": "r"},
-                {"row": "", "reason": "r"},
-                {"row": 2, "reason": ""},
-                {"row": 2, "reason": "r" * 1001},
-                {"row": 2, "reason": 3},
-                {"row": 2, "reason": "r", "replacement": "x" * 10_001},
-                {"row": 2, "reason": "r", "replacement": 1},
-                {"row": 2, "reason": "r", "actor": ""},
-            ]
-            for call in bad:
-                await _refused(
-                    store,
-                    "s",
-                    ValidationError,
-                    lambda c=call: store.redact_message("s", c.pop("row"), **c),
-                )
-            err = await _refused(
-                store, "s", ValidationError, lambda: store.redact_message("s", 9, reason="r")
+        await _chat(store)
+        bad: list[dict[str, Any]] = [
+            {"row": 5, "reason": "r"},
+            {"row": -1, "reason": "r"},
+            {"row": True, "reason": "r"},
+            {"row": 2.0, "reason": "r"},
+            {"row": "", "reason": "r"},
+            {"row": 2, "reason": ""},
+            {"row": 2, "reason": "r" * 1001},
+            {"row": 2, "reason": 3},
+            {"row": 2, "reason": "r", "replacement": "x" * 10_001},
+            {"row": 2, "reason": "r", "replacement": 1},
+            {"row": 2, "reason": "r", "actor": ""},
+        ]
+        for call in bad:
+            await _refused(
+                store,
+                "s",
+                ValidationError,
+                lambda c=call: store.redact_message("s", c.pop("row"), **c),
             )
-            assert "9" in str(err)
-            with pytest.raises(ValidationError):
-                await store.redact_message("", 0, reason="r")
-            with pytest.raises(SessionNotFoundError):
-                await store.redact_message("nope", 0, reason="")
-            with pytest.raises(SessionNotFoundError):
-                await store.list_redactions("nope")
-            assert (await store.redact_message("s", 2, reason="r")).index == 2
+        err = await _refused(
+            store, "s", ValidationError, lambda: store.redact_message("s", 9, reason="r")
+        )
+        assert "9" in str(err)
+        with pytest.raises(ValidationError):
+            await store.redact_message("", 0, reason="r")
+        with pytest.raises(SessionNotFoundError):
+            await store.redact_message("nope", 0, reason="")
+        with pytest.raises(SessionNotFoundError):
+            await store.list_redactions("nope")
+        longest = await store.redact_message("s", 2, reason="r" * 1000, replacement="x" * 10_000)
+        assert longest.replaced and (await store.get_messages("s"))[2].content == "x" * 10_000
 
     @rule("RED-5")
     async def test_RED_5_every_redaction_is_audited_with_the_session(
@@ -408,7 +417,7 @@ class LifecycleRules:
         assert await store.list_redactions("s") == audit
         assert await store.get_messages("s") == rows
 
-    @rule("RED-6")
+    @rule("RED-6", requires="retention")
     async def test_RED_6_history_search_never_finds_redacted_text(
         self, store_factory: StoreFactory
     ) -> None:
@@ -428,5 +437,9 @@ class LifecycleRules:
             archived = await ctx(store).search_history("s", grep="redacted")
             assert [(h.index, h.archived) for h in archived.hits] == [(1, True)]
             assert (await ctx(store).search_history("s", grep="4111")).hits == ()
+            # An archived row is no longer retained: it cannot be redacted (RED-4).
+            await _refused(
+                store, "s", ValidationError, lambda: store.redact_message("s", 1, reason="r")
+            )
             window = await ctx(store).get_window("s")
             assert all(_SECRET not in json.dumps(dump_message(m)) for m in window.messages)
