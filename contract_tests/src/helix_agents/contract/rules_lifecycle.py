@@ -231,6 +231,9 @@ class LifecycleRules:
         assert await _user_titles(store, metadata={"team": "red"}) == ["a"]
         assert await _user_titles(store, title="nothing") == []
         assert sorted(await _user_titles(store)) == ["a", "b", "d"]
+        # A page holding the last matches has no cursor.
+        whole = await store.list_sessions("u1", first=2, title="refund")
+        assert sorted(s.id for s in whole.sessions) == ["a", "b"] and whole.next_cursor is None
         # Pages of one: the cursors walk the matches only, once each.
         seen, cursor = [], None
         while True:
