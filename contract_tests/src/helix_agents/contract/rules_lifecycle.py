@@ -11,6 +11,7 @@ import pytest
 
 from helix_agents.core import (
     ChatMessage,
+    ContextMessage,
     SessionNotFoundError,
     SessionStateStore,
     ValidationError,
@@ -112,6 +113,16 @@ class LifecycleRules:
             await _refused(
                 store, "s", ValidationError, lambda b=bad: store.update_session_metadata("s", b)
             )
+        # 64 KiB of compact JSON in UTF-8 ("é" is 2 bytes) is the most; a byte more is refused.
+        await store.create_session("b")
+        exact = "é" * 1000 + "x" * (65_536 - len('{"k":""}') - 2000)
+        assert (await store.update_session_metadata("b", {"k": exact})).metadata == {"k": exact}
+        await _refused(
+            store,
+            "b",
+            ValidationError,
+            lambda: store.update_session_metadata("b", {"k": exact + "x"}),
+        )
         big = {f"k{n}": "x" * 1000 for n in range(60)}
         await store.update_session_metadata("s", big)
         err = await _refused(
@@ -311,6 +322,16 @@ class LifecycleRules:
         page = await store.page_messages("s", limit=5)
         assert list(page.messages) == rows
         assert _SECRET not in json.dumps([dump_message(r) for r in rows[1:4]])
+        memory = ContextMessage(kind="memory", content=_SECRET, memory_ids=["m1"], source="x")
+        await store.append_messages("s", commit(memory))
+        await store.redact_message("s", 5, reason="card number", replacement="")
+        assert dump_message((await store.get_messages("s"))[5]) == {
+            "role": "context",
+            "kind": "memory",
+            "content": "",
+            "memory_ids": [],
+            "metadata": {"redacted": True},
+        }
 
     @rule("RED-2")
     async def test_RED_2_a_row_is_named_by_its_index_or_its_id(
@@ -327,6 +348,11 @@ class LifecycleRules:
         await _refused(
             store, "s", ValidationError, lambda: store.redact_message("s", "no-such-id", reason="r")
         )
+        await store.create_session("t")
+        first = ChatMessage(role="user", content=_SECRET, id="first")
+        await store.append_messages("t", commit(first, user("x")))
+        assert (await store.redact_message("t", "first", reason="r")).index == 0
+        assert (await store.get_messages("t"))[0].content == "[redacted]"
 
     @rule("RED-3")
     async def test_RED_3_redacting_a_redacted_row_again_changes_nothing(
@@ -339,11 +365,14 @@ class LifecycleRules:
         assert again == first
         assert await snapshot(store, "s") == before
         assert await store.list_redactions("s") == [first]
+        context = await store.redact_message("s", 3, reason="context row")
+        assert await store.redact_message("s", 3, reason="again") == context
+        assert await store.list_redactions("s") == [first, context]
         # A row cut and appended again at the same index is a new row: it can be redacted.
         await store.truncate_messages("s", 0)
         await store.append_messages("s", commit(user("new " + _SECRET)))
         fresh = await store.redact_message("s", 0, reason="third")
-        assert fresh.reason == "third" and len(await store.list_redactions("s")) == 2
+        assert fresh.reason == "third" and len(await store.list_redactions("s")) == 3
 
     @rule("RED-4")
     async def test_RED_4_bad_redactions_are_refused_and_change_nothing(

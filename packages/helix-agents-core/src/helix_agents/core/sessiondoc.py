@@ -9,7 +9,6 @@ so callers never see the reserved key and cannot write it (META-1).
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -59,21 +58,20 @@ class SessionDoc:
     """A session's stored metadata, split into the caller's keys and core's record."""
 
     def __init__(self, stored: Mapping[str, Any]) -> None:
-        self.user: JsonObject = {k: copy.deepcopy(v) for k, v in stored.items() if k != RESERVED}
-        own = stored.get(RESERVED)
-        self.own: dict[str, Any] = copy.deepcopy(own) if isinstance(own, dict) else {}
+        # Shallow copies: nothing below changes a nested value in place.
+        self.user: JsonObject = {k: v for k, v in stored.items() if k != RESERVED}
+        self.own: dict[str, Any] = dict(stored.get(RESERVED, {}))
 
     @property
     def title(self) -> str | None:
         """The session's title, ``None`` when it has none."""
-        title = self.own.get("t")
-        return title if isinstance(title, str) else None
+        title: str | None = self.own.get("t")
+        return title
 
     @property
     def version(self) -> int:
         """The metadata version: how many metadata or title updates the session took."""
-        version = self.own.get("v", 0)
-        return version if type(version) is int else 0
+        return int(self.own.get("v", 0))
 
     def redactions(self) -> list[Redaction]:
         """The redaction audit, oldest first."""
@@ -108,7 +106,7 @@ def check_patch(session_id: str, patch: object) -> JsonObject:
     checked = dict(patch)
     check_json(checked, "patch", session_id=session_id)
     refuse_reserved(session_id, checked, "patch")
-    return copy.deepcopy(checked)
+    return checked
 
 
 def merge_patch(target: JsonObject, patch: Mapping[str, Any]) -> JsonObject:
@@ -139,7 +137,7 @@ def check_size(session_id: str, metadata: JsonObject) -> None:
 
 def _check_title_text(session_id: str | None, title: object, field: str) -> str:
     text = check_text(title, field, session_id=session_id)
-    if not 0 < len(text) <= MAX_TITLE_CHARS or not text.strip():
+    if len(text) > MAX_TITLE_CHARS or not text.strip():
         where = "" if session_id is None else f"session {session_id!r}: "
         raise ValidationError(
             f"{where}{field} must be 1..{MAX_TITLE_CHARS} characters, not only blanks; "

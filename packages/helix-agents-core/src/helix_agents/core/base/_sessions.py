@@ -104,7 +104,7 @@ class SessionMethods(Plumbing):
             doc.own.pop("r", None)
             if kept:  # the audit of the rows the clone copies (RED-5)
                 doc.own["r"] = kept
-            meta = doc.stored()
+            meta = copy.deepcopy(doc.stored())
             new = NewSession(
                 target, snap.user_id, now, meta, clone_of=(source_id, snap.version, end)
             )
