@@ -214,6 +214,14 @@ class LifecycleRules:
         assert (clone.metadata, clone.title, clone.metadata_version) == (info.metadata, "Kept", 2)
         read = await store.get_session("c")
         assert read is not None and (read.metadata, read.title) == (info.metadata, "Kept")
+
+    @rule("META-5", requires="engine")
+    async def test_META_5_an_export_carries_metadata_title_and_version(
+        self, store: SessionStateStore
+    ) -> None:
+        await _chat(store, metadata={"a": [1]})
+        await store.set_session_title("s", "Kept")
+        info = await store.update_session_metadata("s", {"b": True})
         lines = [line async for line in export_lines(store, ["s"], whole_store=False)]
         await store.delete_session("s")
         await import_lines(store, lambda: iter(lines), "f")
@@ -438,7 +446,15 @@ class LifecycleRules:
         # A clone keeps the records of the rows it copies.
         await store.clone_session("s", "c", up_to=1)
         assert await store.list_redactions("c") == [two]
-        # An export carries the tombstones and the audit.
+
+    @rule("RED-5", requires="engine")
+    async def test_RED_5_an_export_carries_the_tombstones_and_the_audit(
+        self, store: SessionStateStore
+    ) -> None:
+        await _chat(store)
+        await store.redact_message("s", 2, reason="pii", actor="alice")
+        await store.redact_message("s", 0, reason="gdpr request", replacement="[gone]")
+        audit = await store.list_redactions("s")
         rows = await store.get_messages("s")
         lines = [line async for line in export_lines(store, ["s"], whole_store=False)]
         records = [json.loads(line) for line in lines]
