@@ -18,6 +18,7 @@ from helix_agents.core import (
 )
 from helix_agents.core.context import Compaction
 from helix_agents.core.errors import MetadataVersionConflictError
+from helix_agents.core.listing import FILTERED_BATCH
 from helix_agents.core.messages import dump_message
 from helix_agents.core.transfer import export_lines, import_lines
 
@@ -276,6 +277,19 @@ class LifecycleRules:
                 await store.list_sessions("u1", title=bad)
         with pytest.raises(ValidationError):
             await store.list_sessions("u1", metadata=[("team", "red")])  # type: ignore[arg-type]
+
+    @rule("META-6")
+    async def test_META_6_a_filtered_user_listing_reads_on_past_one_batch(
+        self, store: SessionStateStore
+    ) -> None:
+        # Fewer matches than a page holds: the call reads on through every batch.
+        for n in range(FILTERED_BATCH + 5):
+            await store.create_session(f"s{n:03d}", user_id="u1")
+        await store.set_session_title("s000", "the needle")
+        await store.set_session_title("s001", "another needle")
+        page = await store.list_sessions("u1", first=5, title="needle")
+        assert sorted(s.id for s in page.sessions) == ["s000", "s001"]
+        assert page.next_cursor is None
 
     @rule("META-6", requires="handles")
     async def test_META_6_the_handles_listing_filters_as_list_sessions(
