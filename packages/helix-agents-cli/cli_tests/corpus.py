@@ -132,6 +132,10 @@ async def build_corpus(url: str) -> dict[str, Any]:
             ),
         )
         await ctx(store).record_compaction("ctx", Compaction(boundary=9, summary="Then 2 more."))
+        # A title, a metadata update and a redaction travel with the session (META-5, RED-5).
+        await store.set_session_title("ctx", "Rail trip")
+        await store.update_session_metadata("ctx", {"stage": "booked"}, expect_version=1)
+        await store.redact_message("ctx", 7, reason="pii", actor="ops", replacement="[fare]")
         # Archiving replacements (CS-19): index 1 is archived twice while the log keeps a
         # row 1; retention then archives row 0 after them.
         await store.create_session("replaced", user_id="bob")

@@ -117,3 +117,28 @@ async def test_a_langgraph_thread_is_named_with_its_checkpoints(
     assert "latest: c␟␟cp-2, c␟␟cp-1, c␟␟cp-0" in table.out
     data = json.loads(helix("show", sqlite_url, "thread-1", "--json").out)
     assert data["langgraph_checkpoints"] == 3 and data["checkpoints"]["count"] == 3
+
+
+async def test_show_gives_the_title_and_the_redactions(helix: Helix, sqlite_url: str) -> None:
+    async with open_store(sqlite_url) as store:
+        await store.create_session("red", metadata={"k": 1})
+        await store.set_session_title("red", "Card dispute")
+        row = ChatMessage(role="user", content="card 4111 1111 1111 1111")
+        await store.append_messages("red", MessageCommit(messages=(row,)))
+        record = await store.redact_message("red", 0, reason="card number", actor="ops")
+    data = json.loads(helix("show", sqlite_url, "red", "--json").out)
+    assert (data["session"]["title"], data["session"]["metadata"]) == ("Card dispute", {"k": 1})
+    assert data["session"]["metadata_version"] == 1
+    assert data["redactions"] == [record.model_dump(mode="json")]
+    assert data["messages"][0]["row"] == {
+        "role": "user",
+        "content": "[redacted]",
+        "redacted": True,
+    }
+    table = helix("show", sqlite_url, "red", "--width", "200")
+    assert table.code == 0, table.err
+    lines = table.out.splitlines()
+    assert "title:         Card dispute" in lines
+    at = record.model_dump(mode="json")["at"]
+    assert f"redactions:    row 0 by ops at {at}: card number" in lines
+    assert "4111" not in table.out

@@ -7,6 +7,8 @@ import re
 
 import pytest
 
+from helix_agents.core import ChatMessage, MessageCommit, open_store
+
 from .serve_client import inspect, make_demo
 from .serve_seed import SUMMARY, TIMETABLE_MATCH
 
@@ -284,3 +286,23 @@ async def test_INS_3_scoped_state_of_the_session_its_user_and_a_named_app(
     assert "<h3>user alice</h3>" in state
     assert 'data-testid="app-state"' not in page
     assert "&#34;turns&#34;: 1" in _cells(with_app, "app-state")
+
+
+async def test_INS_1_INS_2_titles_filter_the_sessions_and_redactions_show(sqlite_url: str) -> None:
+    async with open_store(sqlite_url) as store:
+        await store.create_session("t1", metadata={"k": "v"})
+        await store.create_session("t2")
+        await store.set_session_title("t1", "Card dispute")
+        row = ChatMessage(role="user", content="card 4111 1111 1111 1111")
+        await store.append_messages("t1", MessageCommit(messages=(row,)))
+        await store.redact_message("t1", 0, reason="card number", actor="ops")
+    async with inspect(sqlite_url) as client:
+        listed = (await client.get("/", params={"title": "DISPUTE"})).text
+        assert re.findall(r'href="/session\?id=([^"]+)"', listed) == ["t1"]
+        assert "Card dispute" in _cells(listed, "title")
+        page = (await client.get("/session", params={"id": "t1"})).text
+        assert "Card dispute" in _cells(page, "title")
+        assert "row 0 by ops" in _cells(page, "redactions")
+        assert "card number" in page and "4111" not in page and "[redacted]" in page
+        bad = await client.get("/", params={"title": "x" * 201})
+    assert bad.status_code == 400 and "[validation_error]" in bad.text

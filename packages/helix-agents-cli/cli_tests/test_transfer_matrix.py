@@ -59,6 +59,7 @@ async def _view(store: SessionStateStore, output_id: str) -> dict[str, Any]:
             "scoped": await store.get_scoped_state("session", sid),
             "truncated": await store.is_truncated(sid),
             "history": (await ctx(store).search_history(sid, grep=".", limit=200)).model_dump(),
+            "redactions": await store.list_redactions(sid),
         }
     for owner in ("alice", "bob"):
         listed = await store.list_sessions(owner, first=100)

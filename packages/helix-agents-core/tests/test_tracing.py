@@ -245,7 +245,7 @@ _NOT_THE_FIRST = {"list_sessions": None, "list_all_sessions": None, "get_scoped_
 
 
 def test_the_protocols_list_every_call() -> None:
-    assert len(_protocol_methods()) == 38  # 31 session calls, 7 context calls
+    assert len(_protocol_methods()) == 42  # 35 session calls, 7 context calls
 
 
 def _protocol_method(name: str) -> Any:

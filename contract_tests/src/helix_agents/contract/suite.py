@@ -23,6 +23,7 @@ from .rules_fidelity import FidelityRules
 from .rules_handles import HandleRules
 from .rules_inputs import InputRules
 from .rules_interplay import InterplayRules
+from .rules_lifecycle import LifecycleRules
 from .rules_listing import ListingRules
 from .rules_messages import MessageRules
 from .rules_paging import PagingRules
@@ -57,6 +58,7 @@ class SessionStoreContract(
     ScopedStateRules,
     EngineRules,
     DumpRules,
+    LifecycleRules,
     ContractBase,
 ):
     """The contract suite of docs/rules.md: one test per rule id, plus the state machine.

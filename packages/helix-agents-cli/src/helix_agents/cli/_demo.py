@@ -53,7 +53,8 @@ async def write_demo(url: str) -> str:
         if not isinstance(store, ContextStore):
             raise StateStoreError(f"{type(store).__name__} does not store tool outputs")
         await store.delete_session(DEMO_SESSION)
-        await store.create_session(DEMO_SESSION, user_id=DEMO_USER, metadata={"title": "Lyon"})
+        await store.create_session(DEMO_SESSION, user_id=DEMO_USER, metadata={"city": "Lyon"})
+        await store.set_session_title(DEMO_SESSION, "Trip to Lyon")
         memory = ContextItem(kind="memory", content="prefers trains", memory_ids=["m-1"])
         await store.record_context_item(
             DEMO_SESSION, StoredContextItem(key="memory:m-1", item=memory, at=now)

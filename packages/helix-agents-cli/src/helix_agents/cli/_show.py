@@ -90,6 +90,7 @@ class _Records:
                 a.model_dump(mode="json") for a in await store.list_undelivered_late_answers(sid)
             ],
             "scoped_state": await store.get_scoped_state("session", sid),
+            "redactions": [r.model_dump(mode="json") for r in await store.list_redactions(sid)],
         }
         graph = sum(c.checkpoint_id.startswith(LANGGRAPH_CHECKPOINT) for c in checkpoints)
         return cls(records, graph)
@@ -122,6 +123,11 @@ def _record_lines(records: dict[str, Any]) -> dict[str, str]:
         "context items": "; ".join(f"{i['key']} ({i['item']['kind']})" for i in items) or "-",
         "late answers": "; ".join(f"{a['call_id']} {a['tool_name']}" for a in answers) or "-",
         "session state": json.dumps(state, ensure_ascii=False) if state else "-",
+        "redactions": "; ".join(
+            f"row {r['index']} by {r['actor'] or '-'} at {r['at']}: {r['reason']}"
+            for r in records["redactions"]
+        )
+        or "-",
     }
 
 
@@ -172,6 +178,7 @@ async def show_session(
         "user": info.user_id or "-",
         "rows": kind or info.message_count,
         "run": f"{run.run_id} ({run.status})" if run else "-",
+        "title": info.title or "-",
         "metadata": json.dumps(info.metadata, ensure_ascii=False) if info.metadata else "-",
         **_record_lines(records.records),
     }

@@ -32,6 +32,7 @@ __all__ = [
     "ForeignSessionError",
     "LateAnswerDeliveryConflictError",
     "MessageCountConflictError",
+    "MetadataVersionConflictError",
     "MigrationError",
     "RunSupersededError",
     "SessionExistsError",
@@ -152,6 +153,22 @@ class StaleCheckpointError(ConcurrencyConflictError):
         super().__init__(message, session_id=session_id)
         self.parent_id = parent_id
         self.child_id = child_id
+
+
+class MetadataVersionConflictError(ConcurrencyConflictError):
+    """The session's metadata version differs from the update's expected version."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        session_id: str | None = None,
+        expected: int | None = None,
+        actual: int | None = None,
+    ) -> None:
+        super().__init__(message, session_id=session_id)
+        self.expected = expected
+        self.actual = actual
 
 
 class ApprovalNotFoundError(StateStoreError):

@@ -7,7 +7,9 @@ handle holds no state of its own: every call is one call of the store.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+
+from pydantic import JsonValue
 
 from .edits import check_rows
 from .inputs import check_id
@@ -129,7 +131,16 @@ class SessionHandles:
         return SessionHandle(self, session_id)
 
     async def sessions(
-        self: SessionStateStore, user_id: str, first: int = 20, cursor: str | None = None
+        self: SessionStateStore,
+        user_id: str,
+        first: int = 20,
+        cursor: str | None = None,
+        *,
+        title: str | None = None,
+        metadata: Mapping[str, JsonValue] | None = None,
     ) -> SessionsPage:
-        """A page of ``user_id``'s session summaries, most recent activity first."""
-        return await self.list_sessions(user_id, first=first, cursor=cursor)
+        """A page of ``user_id``'s session summaries, most recent activity first; filtered
+        by title and metadata as ``list_sessions`` filters (META-6)."""
+        return await self.list_sessions(
+            user_id, first=first, cursor=cursor, title=title, metadata=metadata
+        )

@@ -19,8 +19,16 @@ from .cursors import encode_all_cursor
 from .errors import ValidationError
 from .inputs import check_id, check_json
 from .models import ListedSession, ListedSessionsPage
+from .sessiondoc import SessionDoc, check_filter_title, refuse_reserved
 
-__all__ = ["FILTERED_BATCH", "SCAN_BUDGET", "ListingFilter", "check_listing_filter", "scan"]
+__all__ = [
+    "FILTERED_BATCH",
+    "SCAN_BUDGET",
+    "ListingFilter",
+    "check_listing_filter",
+    "public",
+    "scan",
+]
 
 SCAN_BUDGET = 2_000
 """The most sessions one filtered call reads; a page cut short by it still has a cursor."""
@@ -40,28 +48,50 @@ class ListingFilter:
     active_since: datetime | None
     metadata: tuple[tuple[str, str], ...]  # key, canonical JSON of the value
     fingerprint: str
+    title: str | None = None  # casefolded
 
     @property
     def none(self) -> bool:
         """Whether every session passes."""
-        return self.user_id is None and self.active_since is None and not self.metadata
+        return (
+            self.user_id is None
+            and self.active_since is None
+            and not self.metadata
+            and self.title is None
+        )
 
     def matches(self, s: ListedSession) -> bool:
         """Owner equal; activity at or after ``active_since``; each metadata key present with
-        an equal JSON value (same type: ``1``, ``1.0`` and ``true`` differ)."""
+        an equal JSON value (same type: ``1``, ``1.0`` and ``true`` differ); the title
+        holding the title filter, ignoring case (META-6)."""
         if self.user_id is not None and s.user_id != self.user_id:
             return False
         if self.active_since is not None and s.last_activity_at < self.active_since:
             return False
-        return all(k in s.metadata and _canonical(s.metadata[k]) == v for k, v in self.metadata)
+        return self.matches_doc(s.metadata, s.title)
+
+    def matches_doc(self, metadata: Mapping[str, JsonValue], title: str | None) -> bool:
+        """The metadata and title filters alone."""
+        if self.title is not None and (title is None or self.title not in title.casefold()):
+            return False
+        return all(k in metadata and _canonical(metadata[k]) == v for k, v in self.metadata)
+
+
+def public(s: ListedSession) -> ListedSession:
+    """A listed session as an engine returns it, with its stored metadata split into the
+    caller's keys and the title (docs/lifecycle.md)."""
+    doc = SessionDoc(s.metadata)
+    return s.model_copy(update={"metadata": doc.user, "title": doc.title})
 
 
 def check_listing_filter(
     user_id: str | None,
     active_since: datetime | None,
     metadata: Mapping[str, JsonValue] | None,
+    title: str | None = None,
 ) -> ListingFilter:
-    """The filters, checked: an id, an aware datetime, a JSON object (``ValidationError``)."""
+    """The filters, checked: an id, an aware datetime, a JSON object without the reserved
+    key, a title text (``ValidationError``)."""
     check_id(user_id, "user_id", optional=True)
     if active_since is not None and (
         not isinstance(active_since, datetime) or active_since.utcoffset() is None
@@ -73,11 +103,17 @@ def check_listing_filter(
         raise ValidationError(f"metadata must be a JSON object, got {type(metadata).__name__}")
     wanted = dict(metadata or {})
     check_json(wanted, "metadata")
+    refuse_reserved(None, wanted, "metadata filter")
+    text = check_filter_title(title)
+    folded = None if text is None else text.casefold()
     pairs = tuple(sorted((k, _canonical(v)) for k, v in wanted.items()))
     since = None if active_since is None else active_since.isoformat()
-    raw = _canonical([user_id, since, pairs]).encode()
+    parts: list[object] = [user_id, since, pairs]
+    if folded is not None:  # cursors of listings without it stay as they were
+        parts.append(folded)
+    raw = _canonical(parts).encode()
     fingerprint = hashlib.sha256(raw).hexdigest()[:16]
-    return ListingFilter(user_id, active_since, pairs, fingerprint)
+    return ListingFilter(user_id, active_since, pairs, fingerprint, folded)
 
 
 async def scan(
@@ -96,7 +132,7 @@ async def scan(
     found: list[ListedSession] = []
     scanned = 0
     while True:
-        got = await read(after, batch)
+        got = [public(s) for s in await read(after, batch)]
         for s in got:
             if wanted.matches(s):
                 found.append(s)

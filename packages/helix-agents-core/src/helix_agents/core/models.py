@@ -20,6 +20,7 @@ __all__ = [
     "PageOrder",
     "PendingApproval",
     "RecordResult",
+    "Redaction",
     "RunInfo",
     "RunStatus",
     "Scope",
@@ -138,7 +139,8 @@ class RunInfo(_Value):
 
 
 class SessionInfo(_Value):
-    """A session's identity, owner, counters and current run."""
+    """A session's identity, owner, counters and current run; its metadata, title and
+    metadata version (docs/lifecycle.md)."""
 
     id: str
     user_id: str | None
@@ -147,6 +149,8 @@ class SessionInfo(_Value):
     message_count: int
     current_run: RunInfo | None = None
     metadata: JsonObject = Field(default_factory=dict)
+    title: str | None = None
+    metadata_version: int = 0
 
 
 class SessionSummary(_Value):
@@ -172,6 +176,7 @@ class ListedSession(SessionSummary):
 
     user_id: str | None
     metadata: JsonObject = Field(default_factory=dict)
+    title: str | None = None
 
 
 class ListedSessionsPage(_Value):
@@ -206,3 +211,16 @@ class Checkpoint(_Value):
     message_count: NonNegative
     state: JsonValue
     created_at: AwareDatetime
+
+
+class Redaction(_Value):
+    """The audit record of one redaction (docs/lifecycle.md, RED-5): which row, by whom,
+    when, why, and whether a replacement text took its content's place."""
+
+    index: NonNegative
+    row_id: str | None
+    role: str
+    actor: str | None
+    reason: str
+    at: AwareDatetime
+    replaced: bool

@@ -21,6 +21,7 @@ from .models import (
     PageOrder,
     PendingApproval,
     RecordResult,
+    Redaction,
     RunStatus,
     Scope,
     SessionInfo,
@@ -85,9 +86,18 @@ class SessionStateStore(Protocol):
         ...
 
     async def list_sessions(
-        self, user_id: str, *, first: int = 20, cursor: str | None = None
+        self,
+        user_id: str,
+        *,
+        first: int = 20,
+        cursor: str | None = None,
+        title: str | None = None,
+        metadata: Mapping[str, JsonValue] | None = None,
     ) -> SessionsPage:
-        """A user's sessions, most recent activity first, ties by id."""
+        """A user's sessions, most recent activity first, ties by id. With ``title`` (a
+        case-insensitive substring of the title) or ``metadata`` (top-level keys equal as
+        JSON), only those that pass; a filtered page may be short yet carry a cursor
+        (docs/lifecycle.md, META-6)."""
         ...
 
     async def list_all_sessions(
@@ -98,6 +108,7 @@ class SessionStateStore(Protocol):
         user_id: str | None = None,
         active_since: datetime | None = None,
         metadata: Mapping[str, JsonValue] | None = None,
+        title: str | None = None,
     ) -> ListedSessionsPage:
         """Every session of the store, by session id ascending (code point order), as pages
         of ``first`` (1..500) :class:`ListedSession`; follow ``next_cursor`` until ``None``.
@@ -105,11 +116,50 @@ class SessionStateStore(Protocol):
         The cursor is the last id covered, so a walk never repeats a session nor skips
         one that existed for the whole walk, whatever is written meanwhile. Filters: the
         owner ``user_id``, last activity at or after ``active_since`` (timezone-aware), and
-        each top-level ``metadata`` key equal (as JSON) to the given value. With filters a
+        each top-level ``metadata`` key equal (as JSON) to the given value, the ``title``
+        holding ``title`` ignoring case (META-6). With filters a
         page may hold fewer than ``first`` sessions yet carry a cursor: a call reads a
         bounded number of sessions. A bad argument, or a cursor that is malformed or from
         a listing with other filters, is a ``ValidationError``.
         """
+        ...
+
+    # Metadata, titles and redaction (docs/lifecycle.md)
+
+    async def update_session_metadata(
+        self,
+        session_id: str,
+        patch: Mapping[str, JsonValue],
+        *,
+        expect_version: int | None = None,
+    ) -> SessionInfo:
+        """Merge ``patch`` into the metadata as a JSON Merge Patch (a key set to ``None`` is
+        removed) if the metadata version is ``expect_version`` (when given); the session
+        after it (META-2, META-3)."""
+        ...
+
+    async def set_session_title(
+        self, session_id: str, title: str | None, *, expect_version: int | None = None
+    ) -> SessionInfo:
+        """Set the title (1..200 characters) or clear it (``None``); a metadata update
+        (META-4)."""
+        ...
+
+    async def redact_message(
+        self,
+        session_id: str,
+        row: int | str,
+        *,
+        reason: str,
+        replacement: str | None = None,
+        actor: str | None = None,
+    ) -> Redaction:
+        """Replace a retained row (its index, or the first row with that id) with a
+        tombstone in place and record who, when and why; the record (RED-1..RED-6)."""
+        ...
+
+    async def list_redactions(self, session_id: str) -> list[Redaction]:
+        """The session's redaction audit, oldest first (RED-5)."""
         ...
 
     # Scoped state (docs/scoped-state.md)

@@ -36,6 +36,7 @@ from .models import (
     StoredContextItem,
 )
 from .scoped import check_scoped_deltas, merge_deltas
+from .sessiondoc import refuse_reserved
 
 __all__ = [
     "CommitPlan",
@@ -394,6 +395,7 @@ def check_new_session(
             session_id=sid,
         )
     check_json(metadata, "metadata", session_id=sid)
+    refuse_reserved(sid, metadata or {}, "metadata")
     # A copy, so that a caller changing its dict later changes nothing stored.
     return sid, _metadata.validate_python(metadata or {})
 

@@ -178,6 +178,10 @@ class Changes:
     output: tuple[OutputRef, str] | None = None
     compaction: tuple[int, ContextMessage] | None = None
     preserve: bool = False
+    # The session's whole stored metadata, and one retained row (by absolute index)
+    # rewritten in place, role unchanged (docs/lifecycle.md).
+    metadata: JsonObject | None = None
+    redact: tuple[int, Message] | None = None
 
 
 def rows_json(changes: Changes) -> Sequence[str]:

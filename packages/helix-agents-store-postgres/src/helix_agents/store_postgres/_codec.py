@@ -131,6 +131,11 @@ def changes_json(changes: Changes) -> str:
         c["compaction"] = [boundary, dump_message_json(summary)]
     if changes.preserve:
         c["preserve"] = True
+    if changes.metadata is not None:
+        c["metadata"] = json.dumps(changes.metadata)
+    if changes.redact is not None:
+        index, row = changes.redact
+        c["redact"] = [index, dump_message_json(row)]
     if len(c) == 3 and "rows" in c:  # rows alone: the applier's one-statement way
         c["plain"] = True
     return json.dumps(c)

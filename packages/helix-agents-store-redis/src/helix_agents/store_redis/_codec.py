@@ -188,6 +188,11 @@ def changes_json(changes: Changes, shared: str, tokens: Mapping[str, str]) -> st
         c["cmp"] = [boundary, dump_message_json(summary)]
     if changes.preserve:
         c["pres"] = True
+    if changes.metadata is not None:
+        c["md"] = _compact(changes.metadata)
+    if changes.redact is not None:  # as the list holds it: 'c' or 'm', then the row's JSON
+        index, row = changes.redact
+        c["red"] = [index, ("c" if row.role == "context" else "m") + dump_message_json(row)]
     return _compact(c)
 
 

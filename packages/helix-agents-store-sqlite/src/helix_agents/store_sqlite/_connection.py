@@ -87,6 +87,17 @@ class Connection:
             raise StoreUnavailableError(f"the SQLite store on {self.config.path!r} is closed")
         return await self._hop(_run, self._db, work, self.writer)
 
+    async def checkpoint(self) -> None:
+        """Copy the WAL into the file and empty it (``wal_checkpoint(TRUNCATE)``), so page
+        images a redaction replaced are gone from both (RED-6). A reader still on an older
+        snapshot can keep frames for the next checkpoint: SQLite's own rule."""
+        if self._db is None:
+            raise StoreUnavailableError(f"the SQLite store on {self.config.path!r} is closed")
+        try:
+            await self._hop(_checkpoint, self._db)
+        except sqlite3.Error as exc:
+            raise unavailable("checkpoint", exc, landed=True) from exc
+
     async def close(self) -> None:
         """Close the connection and stop its thread."""
         db, self._db = self._db, None
@@ -172,3 +183,7 @@ def _turn_on_wal(db: sqlite3.Connection, busy_timeout: float) -> str:
                 raise
         time.sleep(pause)
         pause = min(pause * 2, 0.05)
+
+
+def _checkpoint(db: sqlite3.Connection) -> None:
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()

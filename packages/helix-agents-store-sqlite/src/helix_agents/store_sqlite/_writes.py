@@ -49,9 +49,10 @@ _QUEUES = {
 _SAVE = (
     "UPDATE __agents_sessions SET version = ?, last_activity_us = ?, message_count = ?, "
     "first_index = ?, ui_count = ?, current_run = ?, window_start = ?, compactions = ?, "
-    "preserved = ? WHERE session_id = ?"
+    "preserved = ?, metadata = ? WHERE session_id = ?"
 )
 _ROWS = "INSERT INTO __agents_messages VALUES (?, ?, ?, ?)"
+_REDACT = "UPDATE __agents_messages SET body = ? WHERE session_id = ? AND idx = ?"
 _DELIVER = "UPDATE {} SET delivered_index = ? WHERE session_id = ? AND {} = ?"
 _ENQUEUE = "INSERT OR REPLACE INTO {} VALUES (?, ?, NULL, ?)"
 _SCOPED = "INSERT OR REPLACE INTO __agents_scoped_state VALUES (?, ?, ?, ?)"
@@ -187,8 +188,17 @@ def apply(
             "INSERT INTO __agents_compactions VALUES (?, ?, ?, ?)",
             (sid, number, start, dump_message_json(summary)),
         )
+    if c.metadata is not None:
+        meta = json.dumps(c.metadata)
+    if c.redact is not None:
+        # secure_delete zeroes the bytes the old row leaves free, in this statement only.
+        index, redacted = c.redact
+        db.execute("PRAGMA secure_delete = ON").fetchall()
+        db.execute(_REDACT, (dump_message_json(redacted), sid, index))
+        db.execute("PRAGMA secure_delete = OFF").fetchall()
     activity, kept = to_us(c.activity), int(kept or c.preserve)
-    db.execute(_SAVE, (version + 1, activity, count, first, ui, run_json, start, number, kept, sid))
+    head_values = (version + 1, activity, count, first, ui, run_json, start, number, kept)
+    db.execute(_SAVE, (*head_values, meta, sid))
     saved = (version + 1, user, created, activity, meta, count, first, ui, run_json, start)
     return as_snapshot(sid, (*saved, number, kept), c.run)
 

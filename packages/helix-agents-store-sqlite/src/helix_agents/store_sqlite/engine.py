@@ -116,8 +116,12 @@ class SQLiteEngine(Engine):
     async def apply(
         self, session_id: str, version: int, changes: Changes, want: Want
     ) -> Refused | Snapshot:
-        """The guarded write: one transaction, one hop to the writer's thread."""
-        return await self._write(lambda db: _writes.apply(db, session_id, version, changes, want))
+        """The guarded write: one transaction, one hop to the writer's thread; a redaction
+        then checkpoints the WAL, so the text it replaced leaves the files (RED-6)."""
+        done = await self._write(lambda db: _writes.apply(db, session_id, version, changes, want))
+        if changes.redact is not None and not isinstance(done, Refused):
+            await self._on(self._writer).checkpoint()
+        return done
 
     async def create(self, new: NewSession) -> Literal["created", "exists"] | Refused:
         """Insert the session (or the clone) in one transaction."""

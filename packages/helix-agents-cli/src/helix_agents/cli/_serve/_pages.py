@@ -119,6 +119,7 @@ async def sessions_page(request: Request) -> Response:
     store = inspector_of(request).store
     user = _param(request, "user")
     metadata_text = _param(request, "metadata")
+    title = _param(request, "title")
     hours = _int(request, "hours", None, low=1)
     since = None if hours is None else datetime.now(UTC) - timedelta(hours=hours)
     page = await store.list_all_sessions(
@@ -127,9 +128,15 @@ async def sessions_page(request: Request) -> Response:
         user_id=user,
         active_since=since,
         metadata=_metadata(metadata_text),
+        title=title,
     )
     queued = await asyncio.gather(*(_queued(store, s) for s in page.sessions))
-    filters = {"user": user or "", "metadata": metadata_text or "", "hours": hours or ""}
+    filters = {
+        "user": user or "",
+        "title": title or "",
+        "metadata": metadata_text or "",
+        "hours": hours or "",
+    }
     return render(
         request,
         "sessions.html",
@@ -157,11 +164,12 @@ async def session_page(request: Request) -> Response:
     context = _context_store(store)
     inline = count <= WINDOW_INLINE_ROWS
     named = output_ids(rows)
-    window, records, checkpoints, state = await asyncio.gather(
+    window, records, checkpoints, state, redactions = await asyncio.gather(
         context.get_window(sid) if inline else _nothing(),
         _records(store, sid, named) if inline else pending_records(store, sid, named),
         store.page_checkpoints(sid, limit=CHECKPOINTS_SHOWN),
         store.get_scoped_state("session", sid),
+        store.list_redactions(sid),
     )
     user_state = await store.get_scoped_state("user", info.user_id) if info.user_id else {}
     app = _param(request, "app")  # an app map's owner is the caller's name: asked for, not found
@@ -181,6 +189,7 @@ async def session_page(request: Request) -> Response:
         awaiting={a.tool_call_id: a.approval_id for a in records.approvals},
         checkpoints=checkpoints,
         state=state,
+        redactions=redactions,
         user_state=user_state,
         app=app or "",
         app_state=app_state,

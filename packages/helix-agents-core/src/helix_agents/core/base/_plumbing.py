@@ -24,6 +24,7 @@ from ..messages import ChatMessage, ContextMessage, Message, parse_message, pars
 from ..models import SessionInfo
 from ..rules import next_activity
 from ..seam import Changes, Engine, NewSession, Refused, Snapshot, StoredRow, Want, head_of
+from ..sessiondoc import SessionDoc
 
 __all__ = ["HEADS_KEPT", "MAX_REPLANS", "Plumbing", "fresh_head", "info", "row_message"]
 
@@ -199,7 +200,9 @@ class Plumbing:
 
 
 def info(snap: Snapshot) -> SessionInfo:
-    """The :class:`SessionInfo` of a snapshot."""
+    """The :class:`SessionInfo` of a snapshot: its stored metadata split into the caller's
+    keys, the title and the metadata version (docs/lifecycle.md)."""
+    doc = SessionDoc(snap.metadata)
     return SessionInfo(
         id=snap.session_id,
         user_id=snap.user_id,
@@ -207,7 +210,9 @@ def info(snap: Snapshot) -> SessionInfo:
         last_activity_at=snap.last_activity_at,
         message_count=snap.message_count,
         current_run=snap.current_run,
-        metadata=_metadata.validate_python(snap.metadata),
+        metadata=_metadata.validate_python(doc.user),
+        title=doc.title,
+        metadata_version=doc.version,
     )
 
 

@@ -12,9 +12,16 @@ from ..cursors import decode_all_cursor, decode_sessions_cursor, encode_sessions
 from ..errors import SessionExistsError, session_not_found
 from ..inputs import check_id
 from ..limits import check_listing_first
-from ..listing import check_listing_filter, scan
+from ..listing import FILTERED_BATCH, ListingFilter, check_listing_filter, scan
 from ..messages import JsonObject
-from ..models import ListedSessionsPage, RunStatus, Scope, SessionInfo, SessionsPage
+from ..models import (
+    ListedSessionsPage,
+    RunStatus,
+    Scope,
+    SessionInfo,
+    SessionsPage,
+    SessionSummary,
+)
 from ..rules import (
     assert_fence,
     check_finish_status,
@@ -24,9 +31,13 @@ from ..rules import (
 )
 from ..scoped import check_scope
 from ..seam import Changes, NewSession, Snapshot, Want
+from ..sessiondoc import SessionDoc
 from ._plumbing import Plumbing, fresh_head, info
 
-__all__ = ["SessionMethods"]
+__all__ = ["USER_SCAN_BUDGET", "SessionMethods"]
+
+USER_SCAN_BUDGET = 400
+"""The most sessions one filtered ``list_sessions`` call reads (one head read each)."""
 
 _SCOPED = Want(session_scoped=True)
 
@@ -88,7 +99,12 @@ class SessionMethods(Plumbing):
             check_limit(source_id, "up_to", end, snap.first_index, snap.message_count)
             target = new_session_id(target_id, "target_id")
             now = self._clock()
-            meta = copy.deepcopy(snap.metadata)
+            doc = SessionDoc(snap.metadata)
+            kept = [r.model_dump(mode="json") for r in doc.redactions() if r.index < end]
+            doc.own.pop("r", None)
+            if kept:  # the audit of the rows the clone copies (RED-5)
+                doc.own["r"] = kept
+            meta = copy.deepcopy(doc.stored())
             new = NewSession(
                 target, snap.user_id, now, meta, clone_of=(source_id, snap.version, end)
             )
@@ -100,7 +116,9 @@ class SessionMethods(Plumbing):
                     created_at=now,
                     last_activity_at=now,
                     message_count=end,
-                    metadata=copy.deepcopy(meta),
+                    metadata=copy.deepcopy(doc.user),
+                    title=doc.title,
+                    metadata_version=doc.version,
                 )
             if outcome == "exists":
                 raise SessionExistsError(f"session {target!r} exists", session_id=target)
@@ -109,13 +127,23 @@ class SessionMethods(Plumbing):
             snap = outcome.snapshot
 
     async def list_sessions(
-        self, user_id: str, *, first: int = 20, cursor: str | None = None
+        self,
+        user_id: str,
+        *,
+        first: int = 20,
+        cursor: str | None = None,
+        title: str | None = None,
+        metadata: Mapping[str, JsonValue] | None = None,
     ) -> SessionsPage:
-        """A user's sessions, most recent activity first, ties by id."""
+        """A user's sessions, most recent activity first, ties by id; with ``title`` or
+        ``metadata``, those that pass them (META-6)."""
         self._check_open()
         check_id(user_id, "user_id")
         check_listing_first(first)
+        wanted = check_listing_filter(None, None, metadata, title)
         after = None if cursor is None else decode_sessions_cursor(user_id, cursor)
+        if not wanted.none:
+            return await self._filtered_user_sessions(user_id, wanted, after, first)
         page = list(await self.engine.list_sessions(user_id, after, first + 1))
         next_cursor = None
         if len(page) > first:
@@ -123,6 +151,38 @@ class SessionMethods(Plumbing):
             last = page[-1]
             next_cursor = encode_sessions_cursor(user_id, last.last_activity_at, last.id)
         return SessionsPage(sessions=tuple(page), next_cursor=next_cursor)
+
+    async def _filtered_user_sessions(
+        self,
+        user_id: str,
+        wanted: ListingFilter,
+        after: tuple[datetime, str] | None,
+        first: int,
+    ) -> SessionsPage:
+        """A filtered page of a user's sessions: each candidate's head is read to match
+        its metadata and title, at most :data:`USER_SCAN_BUDGET` per call; a page cut
+        short by it still carries a cursor (META-6)."""
+        found: list[SessionSummary] = []
+        scanned = 0
+        while True:
+            got = await self.engine.list_sessions(user_id, after, FILTERED_BATCH)
+            for s in got:
+                snap = await self.engine.snapshot(s.id, Want())
+                if snap is not None:
+                    doc = SessionDoc(snap.metadata)
+                    if wanted.matches_doc(doc.user, doc.title):
+                        found.append(s)
+                        if len(found) > first:
+                            last = found[first - 1]
+                            cursor = encode_sessions_cursor(user_id, last.last_activity_at, last.id)
+                            return SessionsPage(sessions=tuple(found[:first]), next_cursor=cursor)
+                after = (s.last_activity_at, s.id)
+                scanned += 1
+                if scanned >= USER_SCAN_BUDGET:
+                    cursor = encode_sessions_cursor(user_id, *after)
+                    return SessionsPage(sessions=tuple(found), next_cursor=cursor)
+            if len(got) < FILTERED_BATCH:
+                return SessionsPage(sessions=tuple(found), next_cursor=None)
 
     async def list_all_sessions(
         self,
@@ -132,11 +192,13 @@ class SessionMethods(Plumbing):
         user_id: str | None = None,
         active_since: datetime | None = None,
         metadata: Mapping[str, JsonValue] | None = None,
+        title: str | None = None,
     ) -> ListedSessionsPage:
-        """Every session of the store, by id ascending, that passes the filters (LST-*)."""
+        """Every session of the store, by id ascending, that passes the filters (LST-*,
+        META-6)."""
         self._check_open()
         check_listing_first(first)
-        wanted = check_listing_filter(user_id, active_since, metadata)
+        wanted = check_listing_filter(user_id, active_since, metadata, title)
         after = None if cursor is None else decode_all_cursor(wanted.fingerprint, cursor)
         return await scan(self.engine.list_all, wanted, after, first)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..handles import SessionHandles
 from ..lifecycle import ClosesOnExit
 from ._context import ContextMethods
+from ._lifecycle import LifecycleMethods
 from ._records import RecordMethods
 from ._rows import RowMethods
 from ._sessions import SessionMethods
@@ -13,7 +14,13 @@ __all__ = ["StoreBase"]
 
 
 class StoreBase(
-    SessionMethods, RowMethods, RecordMethods, ContextMethods, SessionHandles, ClosesOnExit
+    SessionMethods,
+    RowMethods,
+    RecordMethods,
+    ContextMethods,
+    LifecycleMethods,
+    SessionHandles,
+    ClosesOnExit,
 ):
     """Every public method of ``SessionStateStore`` and ``ContextStore``: the open check,
     the order of checks, the rules and the answers, over the engine's primitives.

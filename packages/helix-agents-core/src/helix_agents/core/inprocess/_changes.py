@@ -73,6 +73,11 @@ def apply_changes(s: SessionRecords, changes: Changes, merge_shared: SharedMerge
         s.context.compactions.append(changes.compaction)
     if changes.preserve:
         s.context.preserved = True
+    if changes.metadata is not None:
+        s.metadata = copy.deepcopy(changes.metadata)
+    if changes.redact is not None:
+        index, row = changes.redact
+        s.rows[index - s.first_index] = dump_message(row)
     s.last_activity_at = changes.activity
     s.version += 1
 

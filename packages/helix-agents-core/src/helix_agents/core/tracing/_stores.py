@@ -106,6 +106,10 @@ class TracedStore(SessionHandles, SessionStateStore, Generic[S]):
     list_sessions = _traced(SessionStateStore.list_sessions, session="None")  # a user id: never
     list_all_sessions = _traced(SessionStateStore.list_all_sessions, session="None")
     get_scoped_state = _traced(SessionStateStore.get_scoped_state, session=_SCOPED_OWNER)
+    update_session_metadata = _traced(SessionStateStore.update_session_metadata)
+    set_session_title = _traced(SessionStateStore.set_session_title)
+    redact_message = _traced(SessionStateStore.redact_message)
+    list_redactions = _traced(SessionStateStore.list_redactions)
     append_messages = _traced(SessionStateStore.append_messages)
     get_messages = _traced(SessionStateStore.get_messages)
     get_message_count = _traced(SessionStateStore.get_message_count)

@@ -396,12 +396,19 @@ BEGIN
         VALUES (p_id, s.compactions, s.window_start, c->'compaction'->>1);
     END IF;
     s.preserved := s.preserved OR c ? 'preserve';
+    IF c ? 'metadata' THEN
+        s.metadata := c->>'metadata';
+    END IF;
+    IF c ? 'redact' THEN  -- one retained row rewritten in place (docs/lifecycle.md)
+        UPDATE __agents_messages SET body = c->'redact'->>1
+        WHERE session_id = p_id AND idx = (c->'redact'->>0)::bigint;
+    END IF;
     s.version := s.version + 1;
     s.last_activity_at := (c->>'activity')::timestamptz;
     UPDATE __agents_sessions SET version = s.version, last_activity_at = s.last_activity_at,
         message_count = s.message_count, first_index = s.first_index, ui_count = s.ui_count,
         run = s.run, scoped = s.scoped, window_start = s.window_start,
-        compactions = s.compactions, preserved = s.preserved
+        compactions = s.compactions, preserved = s.preserved, metadata = s.metadata
     WHERE session_id = p_id;
     snap.head := __agents_head(s);
     RETURN snap;

@@ -161,6 +161,11 @@ local function apply(c, from, to)
     redis.call('HSET', META, 'ws', int(c.cmp[1]))
   end
   if c.pres then redis.call('HSET', META, 'pres', 1) end
+  if c.md then redis.call('HSET', META, 'md', c.md) end
+  if c.red then
+    local at = c.red[1] - tonumber(redis.call('HGET', META, 'first'))
+    redis.call('LSET', ROWS, at, c.red[2])
+  end
   redis.call('HSET', META, 'la', int(c.la))
   redis.call('HINCRBY', META, 'v', 1)
 end

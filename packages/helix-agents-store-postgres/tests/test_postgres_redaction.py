@@ -1,0 +1,46 @@
+"""RED-6 on PostgreSQL: once redacted, no table of the store's schema holds the text."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from helix_agents.contract.redaction_scan import SECRET, redact_secret_rows, write_secret_rows
+from helix_agents.store_postgres import PostgresStateStore
+
+pytestmark = pytest.mark.anyio
+
+
+async def _tables_holding(url: str, schema: str, text: str) -> list[str]:
+    """The tables of ``schema`` with a row whose text form holds ``text``."""
+    found = []
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        tables = await conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = %s "
+            "AND table_type = 'BASE TABLE' ORDER BY table_name",
+            (schema,),
+        )
+        names = [name for (name,) in await tables.fetchall()]
+        assert "__agents_messages" in names
+        for name in names:
+            query = sql.SQL("SELECT count(*) FROM {} AS t WHERE strpos(t::text, %s) > 0").format(
+                sql.Identifier(schema, name)
+            )
+            row = await (await conn.execute(query, (text,))).fetchone()
+            if row is not None and row[0]:
+                found.append(name)
+    return found
+
+
+async def test_redacted_text_leaves_every_table(
+    pg_url: str, migrated: str, store_on: Callable[..., PostgresStateStore]
+) -> None:
+    async with store_on(pg_url) as store:
+        await write_secret_rows(store, "s")
+        assert await _tables_holding(pg_url, migrated, SECRET) == ["__agents_messages"]
+        await redact_secret_rows(store, "s")
+        assert await _tables_holding(pg_url, migrated, SECRET) == []
+        assert len(await store.list_redactions("s")) == 5
