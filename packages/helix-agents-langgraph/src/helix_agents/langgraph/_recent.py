@@ -9,6 +9,7 @@ archive of the removed messages waits for it here.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -26,21 +27,16 @@ class RecentValues:
 
     def __init__(self) -> None:
         self._values: OrderedDict[Key, Mapping[str, Any]] = OrderedDict()
-        self._changed: asyncio.Condition | None = None
+        self._waiting: dict[Key, asyncio.Event] = {}
 
-    def _condition(self) -> asyncio.Condition:
-        if self._changed is None:
-            self._changed = asyncio.Condition()
-        return self._changed
-
-    async def note(self, key: Key, values: Mapping[str, Any]) -> None:
-        """Keep ``values`` as those of checkpoint ``key`` (the oldest beyond 64 go)."""
-        changed = self._condition()
-        async with changed:
-            self._values[key] = values
-            while len(self._values) > _KEPT:
-                self._values.popitem(last=False)
-            changed.notify_all()
+    def note(self, key: Key, values: Mapping[str, Any]) -> None:
+        """Keep ``values`` as those of checkpoint ``key`` (the oldest beyond 64 go).
+        Synchronous: a put gains no await, so its timing against other writers is as it was."""
+        self._values[key] = values
+        while len(self._values) > _KEPT:
+            self._values.popitem(last=False)
+        if (waiting := self._waiting.pop(key, None)) is not None:
+            waiting.set()
 
     async def values(
         self, key: Key, stored: Callable[[], Awaitable[Mapping[str, Any] | None]]
@@ -52,10 +48,10 @@ class RecentValues:
         found = await stored()
         if found is not None:
             return found
-        changed = self._condition()
-        async with changed:
-            try:
-                await asyncio.wait_for(changed.wait_for(lambda: key in self._values), _WAIT_SECONDS)
-            except TimeoutError:
-                return {}
+        if key in self._values:  # noted while the read ran
             return self._values[key]
+        waiting = self._waiting.setdefault(key, asyncio.Event())
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(waiting.wait(), _WAIT_SECONDS)
+        self._waiting.pop(key, None)
+        return self._values.get(key, {})

@@ -253,7 +253,7 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
         )
         await self._threads.check_writable(thread)
         if removals_of(config) is not None:
-            await self._recent.note((thread, ns, checkpoint_id), checkpoint["channel_values"])
+            self._recent.note((thread, ns, checkpoint_id), checkpoint["channel_values"])
         run = _run_of(metadata)
         entry = None if run is None else Entry(run, thread, ns, checkpoint_id, parent)
         # Indexed first: a put that dies after it leaves an extra entry.
