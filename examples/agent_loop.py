@@ -86,7 +86,8 @@ async def main() -> None:
     async with open_store(STORE_URL) as store:
         trips = (await store.list_sessions(USER, first=500)).sessions
         sid = f"trip-{len(trips) + 1}"
-        await store.create_session(sid, user_id=USER, metadata={"title": "Weekend in Lyon"})
+        await store.create_session(sid, user_id=USER)
+        await store.set_session_title(sid, "Weekend in Lyon")
         print(f"Store: {STORE_URL}   session: {sid}   user: {USER}")
 
         step("1. A run starts with the user's question")

@@ -116,7 +116,7 @@ async def _demo_turn(store: SessionStateStore) -> None:
     sid = next(
         s.id
         for s in (await store.list_all_sessions(first=50)).sessions
-        if s.metadata == {"title": "Weekend in Lyon"}
+        if s.title == "Weekend in Lyon"
     )
     assert await store.resolve_approval(sid, "approve-train") == "already-resolved"
     question = ChatMessage(role="user", content="And the weather on Sunday?")
