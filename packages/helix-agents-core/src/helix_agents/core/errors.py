@@ -115,8 +115,8 @@ class ConcurrencyConflictError(StateStoreError):
     retryable = True
 
 
-class MessageCountConflictError(ConcurrencyConflictError):
-    """The session's row count differs from the commit's expected count."""
+class _ExpectedValueConflictError(ConcurrencyConflictError):
+    """A conflict between the value a write expected and the one it found."""
 
     def __init__(
         self,
@@ -129,6 +129,10 @@ class MessageCountConflictError(ConcurrencyConflictError):
         super().__init__(message, session_id=session_id)
         self.expected = expected
         self.actual = actual
+
+
+class MessageCountConflictError(_ExpectedValueConflictError):
+    """The session's row count differs from the commit's expected count."""
 
 
 class ContextItemDeliveryConflictError(ConcurrencyConflictError):
@@ -155,20 +159,8 @@ class StaleCheckpointError(ConcurrencyConflictError):
         self.child_id = child_id
 
 
-class MetadataVersionConflictError(ConcurrencyConflictError):
+class MetadataVersionConflictError(_ExpectedValueConflictError):
     """The session's metadata version differs from the update's expected version."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        session_id: str | None = None,
-        expected: int | None = None,
-        actual: int | None = None,
-    ) -> None:
-        super().__init__(message, session_id=session_id)
-        self.expected = expected
-        self.actual = actual
 
 
 class ApprovalNotFoundError(StateStoreError):
