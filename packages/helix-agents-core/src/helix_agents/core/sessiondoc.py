@@ -15,7 +15,7 @@ from typing import Any
 
 import pydantic
 
-from .errors import MetadataVersionConflictError, ValidationError
+from .errors import EncryptionKeyError, MetadataVersionConflictError, ValidationError
 from .inputs import check_id, check_json, check_text
 from .messages import ChatMessage, ContextMessage, JsonObject, Message
 from .models import Redaction
@@ -32,6 +32,7 @@ __all__ = [
     "check_filter_title",
     "check_patch",
     "check_redaction",
+    "check_readable",
     "check_title",
     "merge_patch",
     "refuse_reserved",
@@ -83,6 +84,18 @@ class SessionDoc:
         if self.own:
             out[RESERVED] = self.own
         return out
+
+
+def check_readable(session_id: str, stored: Mapping[str, Any]) -> None:
+    """A session stored encrypted (its data key under ``_helix.k``) is refused by a store
+    opened without encryption: it would read ciphertext (docs/encryption.md, ENC-4)."""
+    own = stored.get(RESERVED)
+    if isinstance(own, dict) and "k" in own:
+        raise EncryptionKeyError(
+            f"session {session_id!r} is stored encrypted: open the store with its key "
+            "provider (encryption=...)",
+            session_id=session_id,
+        )
 
 
 def refuse_reserved(session_id: str | None, metadata: Mapping[str, Any], field: str) -> None:
