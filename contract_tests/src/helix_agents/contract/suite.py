@@ -18,6 +18,7 @@ from .rules_commits import CommitRules
 from .rules_context import ContextRules
 from .rules_dump import DumpRules
 from .rules_edits import EditRules
+from .rules_encryption import EncryptionRules
 from .rules_engine import EngineRules
 from .rules_fidelity import FidelityRules
 from .rules_handles import HandleRules
@@ -59,6 +60,7 @@ class SessionStoreContract(
     EngineRules,
     DumpRules,
     LifecycleRules,
+    EncryptionRules,
     ContractBase,
 ):
     """The contract suite of docs/rules.md: one test per rule id, plus the state machine.
