@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["KEYS_ENV", "KeyProvider", "LocalKeyring"]
 
 KEYS_ENV = "HELIX_ENCRYPTION_KEYS"
-"""The variable :meth:`LocalKeyring.from_env` reads: ``id:base64,id:base64`` (last: current)."""
+"""The variable ``LocalKeyring.from_env`` reads: ``id:base64,id:base64`` (last: current)."""
 
 
 @runtime_checkable
