@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 import pytest
@@ -136,21 +137,10 @@ class EncryptionRules:
             await store.append_messages("s", commit(user(PLAIN)))
             before = await snapshot(store, "s")
         wrong = LocalKeyring({"old": LocalKeyring.new_key()})
-        for keys, key_id in ((_keys("new"), "old"), (wrong, "old")):
+        for keys, key_id in ((_keys("new"), "old"), (wrong, "old"), (None, "old")):
             async with _on(store_factory, keys) as other:
-                for call in (
-                    lambda s=other: s.get_messages("s"),
-                    lambda s=other: s.get_session("s"),
-                    lambda s=other: s.append_messages("s", commit(user("x"))),
-                ):
+                for call in _reads_and_a_write(other, "s"):
                     assert (await _refused_key(call, "s")).key_id == key_id
-        async with _on(store_factory, None) as plain:
-            for call in (
-                lambda: plain.get_messages("s"),
-                lambda: plain.get_session("s"),
-                lambda: plain.append_messages("s", commit(user("x"))),
-            ):
-                await _refused_key(call, "s")
         async with _on(store_factory, _keys("old")) as store:
             assert await snapshot(store, "s") == before
             with pytest.raises(ValidationError):
@@ -216,6 +206,14 @@ class EncryptionRules:
             info = await store.get_session("e")
             assert info is not None and info.metadata == {"m": 1}
             assert PLAIN not in await _stored(store, "e")
+
+
+def _reads_and_a_write(store: SessionStateStore, sid: str) -> list[Callable[[], Awaitable[object]]]:
+    return [
+        lambda: store.get_messages(sid),
+        lambda: store.get_session(sid),
+        lambda: store.append_messages(sid, commit(user("x"))),
+    ]
 
 
 async def _export(store: SessionStateStore, sid: str) -> list[str]:

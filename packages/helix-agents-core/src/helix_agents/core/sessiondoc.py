@@ -91,10 +91,13 @@ def check_readable(session_id: str, stored: Mapping[str, Any]) -> None:
     opened without encryption: it would read ciphertext (docs/encryption.md, ENC-4)."""
     own = stored.get(RESERVED)
     if isinstance(own, dict) and "k" in own:
+        record = own["k"]
+        key_id = record.get("i") if isinstance(record, dict) else None
         raise EncryptionKeyError(
-            f"session {session_id!r} is stored encrypted: open the store with its key "
-            "provider (encryption=...)",
+            f"session {session_id!r} is stored encrypted (key {key_id!r}): open the store "
+            "with its key provider (encryption=...)",
             session_id=session_id,
+            key_id=None if key_id is None else str(key_id),
         )
 
 

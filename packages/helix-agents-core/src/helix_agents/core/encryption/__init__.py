@@ -31,8 +31,8 @@ ROTATE_BATCH = 100
 
 
 def encrypt(store: _S, keys: KeyProvider) -> _S:
-    """``store`` (a :class:`~helix_agents.core.backend.StoreBase` not yet opened) with its engine wrapped in an
-    :class:`EncryptedEngine` under ``keys``; returns the same store."""
+    """``store`` (a :class:`~helix_agents.core.backend.StoreBase` not yet opened) with its
+    engine wrapped in an :class:`EncryptedEngine` under ``keys``; returns the same store."""
     if not isinstance(keys, KeyProvider):
         raise ValidationError(f"encryption must be a KeyProvider, not {type(keys).__name__}")
     if not isinstance(store, StoreBase):
