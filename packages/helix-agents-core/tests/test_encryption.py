@@ -1,0 +1,96 @@
+"""The key providers and the opening of an encrypted store (docs/encryption.md)."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import pytest
+
+from helix_agents.core import ChatMessage, MessageCommit, ValidationError, open_store
+from helix_agents.core.encryption import (
+    KEYS_ENV,
+    EncryptedEngine,
+    KeyProvider,
+    LocalKeyring,
+    encrypt,
+)
+from helix_agents.core.errors import EncryptionKeyError
+
+pytestmark = pytest.mark.anyio
+
+A, B = LocalKeyring.new_key(), LocalKeyring.new_key()
+
+
+def _b64(key: bytes) -> str:
+    return base64.b64encode(key).decode()
+
+
+async def test_a_keyring_wraps_under_its_current_key_and_unwraps_under_any() -> None:
+    ring = LocalKeyring({"a": A, "b": B})
+    assert isinstance(ring, KeyProvider) and ring.current_key_id == "b"
+    assert LocalKeyring({"a": A, "b": B}, current="a").current_key_id == "a"
+    data = LocalKeyring.new_key()
+    wrapped = await ring.wrap("a", data)
+    assert data not in wrapped and await ring.unwrap("a", wrapped) == data
+    with pytest.raises(EncryptionKeyError) as wrong:
+        await ring.unwrap("b", wrapped)  # wrapped under another key
+    assert wrong.value.key_id == "b" and wrong.value.code == "state_encryption_key"
+    with pytest.raises(EncryptionKeyError) as unknown:
+        await ring.unwrap("c", wrapped)
+    assert unknown.value.key_id == "c" and "'c'" in str(unknown.value)
+    assert "keys=['a', 'b']" in repr(ring) and _b64(A) not in repr(ring)
+
+
+@pytest.mark.parametrize(
+    ("keys", "current", "says"),
+    [
+        ({}, None, "at least one key"),
+        ({"a": b"short"}, None, "32 bytes"),
+        ({"": A}, None, "non-empty"),
+        ({"a:b": A}, None, "without"),
+        ({"a": A}, "z", "'z' is not one"),
+    ],
+)
+def test_a_keyring_refuses_bad_keys(keys: dict[str, bytes], current: str | None, says: str) -> None:
+    with pytest.raises(ValidationError, match=says):
+        LocalKeyring(keys, current=current)
+
+
+async def test_a_keyring_from_a_file_and_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "keys.json"
+    path.write_text(json.dumps({"current": "a", "keys": {"a": _b64(A), "b": _b64(B)}}))
+    from_file = LocalKeyring.from_file(path)
+    assert from_file.current_key_id == "a"
+    assert await from_file.unwrap("b", await LocalKeyring({"b": B}).wrap("b", A)) == A
+    path.write_text("{not json")
+    with pytest.raises(ValidationError, match="unreadable"):
+        LocalKeyring.from_file(path)
+    path.write_text(json.dumps({"keys": {"a": "***"}}))
+    with pytest.raises(ValidationError, match="not valid base64"):
+        LocalKeyring.from_file(path)
+
+    monkeypatch.setenv(KEYS_ENV, f"a:{_b64(A)}, b:{_b64(B)}")
+    assert LocalKeyring.from_env().current_key_id == "b"
+    for bad, says in (("", "holds no key"), ("a", "not an id:base64 pair")):
+        monkeypatch.setenv(KEYS_ENV, bad)
+        with pytest.raises(ValidationError, match=says):
+            LocalKeyring.from_env()
+
+
+async def test_open_store_encrypts_and_a_plain_store_refuses_the_session() -> None:
+    row = ChatMessage(role="user", content="hello there")
+    async with open_store("memory://enc-open", encryption=LocalKeyring({"a": A})) as store:
+        assert isinstance(getattr(store, "engine", None), EncryptedEngine)
+        await store.create_session("s")
+        await store.append_messages("s", MessageCommit(messages=(row,)))
+        assert await store.get_messages("s") == [row]
+    async with open_store("memory://enc-open") as plain:
+        with pytest.raises(EncryptionKeyError) as refused:
+            await plain.get_messages("s")
+        assert (refused.value.session_id, refused.value.key_id) == ("s", "a")
+    with pytest.raises(ValidationError, match="StoreBase"):
+        encrypt(object(), LocalKeyring({"a": A}))  # type: ignore[type-var]
