@@ -83,8 +83,12 @@ async def test_a_keyring_from_a_file_and_from_the_environment(
 
 async def test_open_store_encrypts_and_a_plain_store_refuses_the_session() -> None:
     row = ChatMessage(role="user", content="hello there")
-    async with open_store("memory://enc-open", encryption=LocalKeyring({"a": A})) as store:
-        assert isinstance(getattr(store, "engine", None), EncryptedEngine)
+    store = open_store("memory://enc-open", encryption=LocalKeyring({"a": A}))
+    engine = getattr(store, "engine", None)
+    assert isinstance(engine, EncryptedEngine)
+    # Tracing names the store below: its system and namespace, before and after opening.
+    assert (engine.system, engine.namespace) == ("helix.memory", "enc-open")
+    async with store:
         await store.create_session("s")
         await store.append_messages("s", MessageCommit(messages=(row,)))
         assert await store.get_messages("s") == [row]

@@ -191,6 +191,7 @@ class EncryptionRules:
         async with _on(store_factory, _keys("new")) as store:
             await store.append_messages("p", commit(user("two")))
             assert PLAIN in await _stored(store, "p")
+            assert await rotate_keys(store) == 0  # nothing to rewrap: "p" has no key
             await store.create_session("e", user_id="u1", metadata={"m": 1})
             await store.append_messages("e", commit(user(PLAIN)))
             lines = await _export(store, "e")

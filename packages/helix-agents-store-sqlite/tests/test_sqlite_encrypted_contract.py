@@ -1,0 +1,28 @@
+"""The whole contract suite on a SQLite file with encryption on (docs/encryption.md): every
+rule holds when the rows the file keeps as JSON text are sealed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helix_agents.contract import SessionStoreContract, StoreFactory
+from helix_agents.core.encryption import LocalKeyring, encrypt
+from helix_agents.store_sqlite import SQLiteStateStore
+
+KEYS = LocalKeyring({"k1": LocalKeyring.new_key()})
+
+
+class TestEncryptedSQLiteContract(SessionStoreContract):
+    """Every rule id against an encrypted ``SQLiteStateStore``; instances share one key."""
+
+    @pytest.fixture
+    def store_factory(self, tmp_path: Path) -> StoreFactory:
+        path = tmp_path / "contract.db"
+
+        def factory(**options: Any) -> SQLiteStateStore:
+            return encrypt(SQLiteStateStore(path, **options), KEYS)
+
+        return factory
