@@ -9,7 +9,9 @@ from typing import Any
 import pytest
 
 from helix_agents.contract import SessionStoreContract, StoreFactory
+from helix_agents.contract.differential import run_differential
 from helix_agents.core.encryption import LocalKeyring, encrypt
+from helix_agents.store_memory import MemoryStateStore
 from helix_agents.store_sqlite import SQLiteStateStore
 
 KEYS = LocalKeyring({"k1": LocalKeyring.new_key()})
@@ -26,3 +28,13 @@ class TestEncryptedSQLiteContract(SessionStoreContract):
             return encrypt(SQLiteStateStore(path, **options), KEYS)
 
         return factory
+
+
+def test_encrypted_sqlite_matches_core_on_generated_sequences(tmp_path: Path) -> None:
+    """The differential test (docs/contract.md) with encryption on: every result and error
+    (class, code, message) equals the plain memory store's."""
+
+    def factory(**options: Any) -> SQLiteStateStore:
+        return encrypt(SQLiteStateStore(tmp_path / "diff.db", **options), KEYS)
+
+    assert run_differential(factory, MemoryStateStore) > 0
