@@ -15,8 +15,9 @@ from helix_agents.core.encryption import (
     KeyProvider,
     LocalKeyring,
     encrypt,
+    rotate_keys,
 )
-from helix_agents.core.errors import EncryptionKeyError
+from helix_agents.core.errors import EncryptionKeyError, StoreUnavailableError
 
 pytestmark = pytest.mark.anyio
 
@@ -98,3 +99,5 @@ async def test_open_store_encrypts_and_a_plain_store_refuses_the_session() -> No
         assert (refused.value.session_id, refused.value.key_id) == ("s", "a")
     with pytest.raises(ValidationError, match="StoreBase"):
         encrypt(object(), LocalKeyring({"a": A}))  # type: ignore[type-var]
+    with pytest.raises(StoreUnavailableError):  # a closed store, before the arguments
+        await rotate_keys(store, batch_size=0)

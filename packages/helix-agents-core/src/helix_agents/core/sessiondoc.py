@@ -25,6 +25,7 @@ __all__ = [
     "MAX_REASON_CHARS",
     "MAX_REPLACEMENT_CHARS",
     "MAX_TITLE_CHARS",
+    "KEY_RECORD",
     "REDACTED",
     "RESERVED",
     "SessionDoc",
@@ -41,6 +42,9 @@ __all__ = [
 
 RESERVED = "_helix"
 """The metadata key core keeps its own record under; callers cannot use it."""
+KEY_RECORD = "k"
+"""The sub-key of core's record that holds an encrypted session's wrapped data key
+(docs/encryption.md)."""
 MAX_TITLE_CHARS = 200
 """The longest title, in characters."""
 MAX_METADATA_BYTES = 65_536
@@ -90,8 +94,8 @@ def check_readable(session_id: str, stored: Mapping[str, Any]) -> None:
     """A session stored encrypted (its data key under ``_helix.k``) is refused by a store
     opened without encryption: it would read ciphertext (docs/encryption.md, ENC-4)."""
     own = stored.get(RESERVED)
-    if isinstance(own, dict) and "k" in own:
-        record = own["k"]
+    if isinstance(own, dict) and KEY_RECORD in own:
+        record = own[KEY_RECORD]
         key_id = record.get("i") if isinstance(record, dict) else None
         raise EncryptionKeyError(
             f"session {session_id!r} is stored encrypted (key {key_id!r}): open the store "

@@ -11,7 +11,8 @@ from typing import TypeVar
 from ..base import StoreBase
 from ..errors import ValidationError
 from ..protocol import SessionStateStore
-from ._engine import KEY_RECORD, EncryptedEngine
+from ..sessiondoc import KEY_RECORD
+from ._engine import EncryptedEngine
 from ._keys import KEYS_ENV, KeyProvider, LocalKeyring
 
 __all__ = [
@@ -50,7 +51,7 @@ async def rotate_keys(store: SessionStateStore, *, batch_size: int = ROTATE_BATC
     sessions a read, while the store serves; how many were rewrapped (ENC-5)."""
     if not isinstance(store, StoreBase) or not isinstance(store.engine, EncryptedEngine):
         raise ValidationError("rotate_keys needs a store opened with encryption")
+    store._check_open()
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValidationError(f"batch_size must be a positive integer, got {batch_size!r}")
-    store._check_open()
     return await store.engine.rotate(batch_size)

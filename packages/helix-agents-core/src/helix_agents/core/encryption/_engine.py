@@ -18,15 +18,13 @@ from ..errors import ConcurrencyConflictError, EncryptionKeyError
 from ..messages import JsonObject
 from ..models import ListedSession, SessionSummary
 from ..seam import Changes, Engine, NewSession, Refused, Snapshot, Want
-from ..sessiondoc import RESERVED
+from ..sessiondoc import KEY_RECORD, RESERVED
 from ._aead import KEY_BYTES, aead
 from ._keys import KeyProvider
 from ._seal import SessionCipher
 
-__all__ = ["EncryptedEngine", "KEY_RECORD"]
+__all__ = ["EncryptedEngine", "key_record"]
 
-KEY_RECORD = "k"
-"""The sub-key of core's record (``_helix``) that holds a session's wrapped data key."""
 _HEAD = Want()
 # A version observed this far below a write's is of another incarnation of the id.
 _SAME_INCARNATION = 2**40
@@ -43,7 +41,9 @@ def key_record(metadata: JsonObject) -> dict[str, Any] | None:
 
 
 def _without_key(metadata: JsonObject) -> JsonObject:
-    own = dict(metadata[RESERVED])  # type: ignore[arg-type]
+    stored = metadata[RESERVED]
+    assert isinstance(stored, dict)  # key_record found the record in it
+    own = dict(stored)
     del own[KEY_RECORD]
     out = {k: v for k, v in metadata.items() if k != RESERVED}
     if own:
