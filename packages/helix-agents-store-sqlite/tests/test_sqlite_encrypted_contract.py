@@ -10,7 +10,8 @@ import pytest
 
 from helix_agents.contract import SessionStoreContract, StoreFactory
 from helix_agents.contract.differential import run_differential
-from helix_agents.core.encryption import LocalKeyring, encrypt
+from helix_agents.core.encryption import LocalKeyring, encrypt, rotate_keys
+from helix_agents.core.errors import StoreUnavailableError
 from helix_agents.store_memory import MemoryStateStore
 from helix_agents.store_sqlite import SQLiteStateStore
 
@@ -38,3 +39,16 @@ def test_encrypted_sqlite_matches_core_on_generated_sequences(tmp_path: Path) ->
         return encrypt(SQLiteStateStore(tmp_path / "diff.db", **options), KEYS)
 
     assert run_differential(factory, MemoryStateStore) > 0
+
+
+@pytest.mark.anyio
+async def test_rotation_needs_the_store_open(tmp_path: Path) -> None:
+    """``rotate_keys`` on a store its engine needs opened, before ``async with`` and after
+    ``close``, is refused (INP-7, INP-5)."""
+    store = encrypt(SQLiteStateStore(tmp_path / "rotate.db"), KEYS)
+    with pytest.raises(StoreUnavailableError, match="not open"):
+        await rotate_keys(store)
+    async with store:
+        assert await rotate_keys(store) == 0
+    with pytest.raises(StoreUnavailableError, match="closed"):
+        await rotate_keys(store)

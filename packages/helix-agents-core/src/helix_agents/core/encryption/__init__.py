@@ -51,7 +51,7 @@ async def rotate_keys(store: SessionStateStore, *, batch_size: int = ROTATE_BATC
     sessions a read, while the store serves; how many were rewrapped (ENC-5)."""
     if not isinstance(store, StoreBase) or not isinstance(store.engine, EncryptedEngine):
         raise ValidationError("rotate_keys needs a store opened with encryption")
-    store._check_open()
+    store.engine.check_serving()
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValidationError(f"batch_size must be a positive integer, got {batch_size!r}")
     return await store.engine.rotate(batch_size)

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from ..base._plumbing import HEADS_KEPT, MAX_REPLANS
 from ..dumps import SessionDump
-from ..errors import ConcurrencyConflictError, EncryptionKeyError
+from ..errors import ConcurrencyConflictError, EncryptionKeyError, StoreUnavailableError
 from ..messages import JsonObject
 from ..models import ListedSession, SessionSummary
 from ..seam import Changes, Engine, NewSession, Refused, Snapshot, Want
@@ -72,6 +72,7 @@ class EncryptedEngine(Engine):
         self.system = inner.system
         self.namespace = inner.namespace
         self.needs_open = inner.needs_open
+        self._state = "new"
         # session id -> (a version it was seen at, its key record, its cipher)
         self._ciphers: OrderedDict[str, tuple[int, dict[str, Any], SessionCipher]] = OrderedDict()
 
@@ -79,10 +80,20 @@ class EncryptedEngine(Engine):
         """Open the inner engine."""
         await self.inner.open()
         self.namespace = self.inner.namespace
+        self._state = "open"
 
     async def close(self) -> None:
         """Close the inner engine."""
+        self._state = "closed"
         await self.inner.close()
+
+    def check_serving(self) -> None:
+        """Refuse work outside the store's calls (a rotation) once the store is closed, or
+        before it is opened if its engine needs opening (INP-5, INP-7)."""
+        if self._state == "closed":
+            raise StoreUnavailableError(f"the {self.system} store is closed")
+        if self._state == "new" and self.needs_open:
+            raise StoreUnavailableError(f"the {self.system} store is not open: use 'async with'")
 
     async def migrate(self) -> None:
         """Migrate the inner engine."""
