@@ -17,6 +17,8 @@ from helix_agents.core.encryption import (
     encrypt,
     rotate_keys,
 )
+from helix_agents.core.encryption._aead import aead
+from helix_agents.core.encryption._seal import SessionCipher
 from helix_agents.core.errors import EncryptionKeyError, StoreUnavailableError
 
 pytestmark = pytest.mark.anyio
@@ -74,6 +76,7 @@ async def test_a_keyring_from_a_file_and_from_the_environment(
     with pytest.raises(ValidationError, match="not valid base64"):
         LocalKeyring.from_file(path)
 
+    assert KEYS_ENV == "HELIX_ENCRYPTION_KEYS"  # the name docs/encryption.md gives
     monkeypatch.setenv(KEYS_ENV, f"a:{_b64(A)}, b:{_b64(B)}")
     assert LocalKeyring.from_env().current_key_id == "b"
     for bad, says in (("", "holds no key"), ("a", "not an id:base64 pair")):
@@ -101,3 +104,22 @@ async def test_open_store_encrypts_and_a_plain_store_refuses_the_session() -> No
         encrypt(object(), LocalKeyring({"a": A}))  # type: ignore[type-var]
     with pytest.raises(StoreUnavailableError):  # a closed store, before the arguments
         await rotate_keys(store, batch_size=0)
+
+
+def test_a_record_that_does_not_open_is_refused_never_garbage() -> None:
+    cipher = SessionCipher("s", aead(A), "s")
+    sealed = cipher.seal("row", "the text")
+    assert "the text" not in sealed and cipher.open("row", sealed) == "the text"
+    other = SessionCipher("s", aead(B), "s")
+    for opener, kind, text in (
+        (other, "row", sealed),  # another data key
+        (cipher, "state", sealed),  # another kind of record
+        (SessionCipher("s", aead(A), "t"), "row", sealed),  # made for another session
+        (cipher, "row", "the text"),  # written without the key
+        (cipher, "row", "hx1:***"),  # not base64
+        (cipher, "row", "hx1:" + sealed[5:]),  # cut
+        (cipher, "row", None),
+    ):
+        with pytest.raises(EncryptionKeyError) as refused:
+            opener.open(kind, text)
+        assert refused.value.session_id == "s" and "'s'" in str(refused.value)

@@ -127,6 +127,18 @@ class EncryptionRules:
             await store.append_messages("c", commit(user("more")))
             assert await store.get_messages("c") == [user(PLAIN), user("more")]
             assert PLAIN not in await _stored(store, "c")
+        async with (
+            _on(store_factory, _keys("new")) as fresh,
+            _on(store_factory, _keys("new")) as other,
+        ):
+            # An instance that never saw the clone opens it from its stored key record.
+            assert await fresh.get_messages("c") == [user(PLAIN), user("more")]
+            # A session deleted and created again elsewhere has a new key: read anew.
+            assert await fresh.get_messages("a") == [user(PLAIN)]
+            await other.delete_session("a")
+            await other.create_session("a", user_id="u1")
+            await other.append_messages("a", commit(user("again")))
+            assert await fresh.get_messages("a") == [user("again")]
 
     @rule("ENC-4", requires="engine")
     async def test_ENC_4_a_missing_or_wrong_key_is_refused_never_garbage(
@@ -170,7 +182,7 @@ class EncryptionRules:
             await serving.create_session("s4", user_id="u1")
             assert await _key_id(serving, "s4") == "new"
             assert await _key_id(serving, "s1") == "old"
-            assert await rotate_keys(rotating, batch_size=2) == 3
+            assert await rotate_keys(rotating, batch_size=1) == 3
             # The serving instance saw s1 under the old key: its writes keep the new one.
             await serving.append_messages("s1", commit(user("after")))
             await serving.update_session_metadata("s1", {"x": 1})
