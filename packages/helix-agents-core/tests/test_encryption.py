@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -123,3 +124,27 @@ def test_a_record_that_does_not_open_is_refused_never_garbage() -> None:
         with pytest.raises(EncryptionKeyError) as refused:
             opener.open(kind, text)
         assert refused.value.session_id == "s" and "'s'" in str(refused.value)
+
+
+async def test_a_write_on_a_known_head_costs_no_extra_read() -> None:
+    """The data key of a session just created, read or written is kept: a plain append
+    is one apply, as without encryption (docs/architecture.md, round trips)."""
+    store = open_store("memory://", encryption=LocalKeyring({"a": A}))
+    engine = getattr(store, "engine", None)
+    assert isinstance(engine, EncryptedEngine)
+    reads: list[str] = []
+    inner_snapshot = engine.inner.snapshot
+
+    async def counted(session_id: str, want: Any) -> Any:
+        reads.append(session_id)
+        return await inner_snapshot(session_id, want)
+
+    engine.inner.snapshot = counted  # type: ignore[method-assign]
+    async with store:
+        await store.create_session("s")
+        for text in ("one", "two"):
+            row = ChatMessage(role="user", content=text)
+            await store.append_messages("s", MessageCommit(messages=(row,)))
+        assert reads == []
+        await store.update_session_metadata("s", {"m": 1})  # reads the key record as stored
+        assert reads == ["s"]
