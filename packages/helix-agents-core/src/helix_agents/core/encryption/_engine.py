@@ -4,8 +4,6 @@ keys (docs/encryption.md)."""
 from __future__ import annotations
 
 import base64
-import binascii
-import secrets
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import replace
@@ -14,48 +12,20 @@ from typing import Any, Literal
 
 from ..base._plumbing import HEADS_KEPT, MAX_REPLANS
 from ..dumps import SessionDump
-from ..errors import ConcurrencyConflictError, EncryptionKeyError, StoreUnavailableError
+from ..errors import ConcurrencyConflictError, StoreUnavailableError
 from ..messages import JsonObject
 from ..models import ListedSession, SessionSummary
 from ..seam import Changes, Engine, NewSession, Refused, Snapshot, Want
-from ..sessiondoc import KEY_RECORD, RESERVED
-from ._aead import KEY_BYTES, aead
+from ._aead import aead
+from ._keyrecord import key_record, new_key, unwrap, with_key, without_key
 from ._keys import KeyProvider
 from ._seal import SessionCipher
 
-__all__ = ["EncryptedEngine", "key_record"]
+__all__ = ["EncryptedEngine"]
 
 _HEAD = Want()
 # A version observed this far below a write's is of another incarnation of the id.
 _SAME_INCARNATION = 2**40
-
-
-def key_record(metadata: JsonObject) -> dict[str, Any] | None:
-    """The session's key record (``{"i": key id, "w": wrapped key, "s": origin}``), if any."""
-    own = metadata.get(RESERVED)
-    if isinstance(own, dict):
-        record = own.get(KEY_RECORD)
-        if isinstance(record, dict):
-            return record
-    return None
-
-
-def _without_key(metadata: JsonObject) -> JsonObject:
-    stored = metadata[RESERVED]
-    assert isinstance(stored, dict)  # key_record found the record in it
-    own = dict(stored)
-    del own[KEY_RECORD]
-    out = {k: v for k, v in metadata.items() if k != RESERVED}
-    if own:
-        out[RESERVED] = own
-    return out
-
-
-def _with_key(metadata: JsonObject, record: dict[str, Any]) -> JsonObject:
-    own = metadata.get(RESERVED)
-    out = dict(metadata)
-    out[RESERVED] = {**(own if isinstance(own, dict) else {}), KEY_RECORD: record}
-    return out
 
 
 class EncryptedEngine(Engine):
@@ -119,7 +89,7 @@ class EncryptedEngine(Engine):
             return found
         if found is not None:
             record, cipher = found
-            meta = None if changes.metadata is None else _with_key(changes.metadata, record)
+            meta = None if changes.metadata is None else with_key(changes.metadata, record)
             changes = cipher.seal_changes(changes, meta)
         done = await self.inner.apply(session_id, version, changes, want)
         if isinstance(done, Refused):
@@ -129,7 +99,7 @@ class EncryptedEngine(Engine):
     async def create(self, new: NewSession) -> Literal["created", "exists"] | Refused:
         """A new session with a new data key; a clone shares its source's."""
         if new.clone_of is None:
-            record, cipher = await self._new_key(new.session_id)
+            record, cipher = await new_key(self.keys, new.session_id)
         else:
             source, version, _ = new.clone_of
             found = await self._cipher_at(source, version, _HEAD)
@@ -138,7 +108,7 @@ class EncryptedEngine(Engine):
             if found is None:
                 return await self.inner.create(new)
             record, cipher = found
-        done = await self.inner.create(replace(new, metadata=_with_key(new.metadata, record)))
+        done = await self.inner.create(replace(new, metadata=with_key(new.metadata, record)))
         if isinstance(done, Refused):
             return Refused(await self._opened(done.snapshot))
         if done == "created":
@@ -151,13 +121,13 @@ class EncryptedEngine(Engine):
         self, new: NewSession, plans: Sequence[Changes]
     ) -> Literal["created", "exists"]:
         """The session written whole by the inner engine, under a new data key."""
-        record, cipher = await self._new_key(new.session_id)
+        record, cipher = await new_key(self.keys, new.session_id)
         sealed = [
-            cipher.seal_changes(c, None if c.metadata is None else _with_key(c.metadata, record))
+            cipher.seal_changes(c, None if c.metadata is None else with_key(c.metadata, record))
             for c in plans
         ]
         done = await self.inner.restore(
-            replace(new, metadata=_with_key(new.metadata, record)), sealed
+            replace(new, metadata=with_key(new.metadata, record)), sealed
         )
         if done == "created":
             self._keep(new.session_id, new.version, record, cipher)
@@ -179,7 +149,7 @@ class EncryptedEngine(Engine):
         return [
             s
             if key_record(s.metadata) is None
-            else s.model_copy(update={"metadata": _without_key(s.metadata)})
+            else s.model_copy(update={"metadata": without_key(s.metadata)})
             for s in await self.inner.list_all(after_id, limit)
         ]
 
@@ -221,10 +191,10 @@ class EncryptedEngine(Engine):
             record = None if head is None else key_record(head.metadata)
             if head is None or record is None or record["i"] == current:
                 return 0
-            data_key = await self._unwrap(session_id, record)
+            data_key = await unwrap(self.keys, session_id, record)
             wrapped = await self.keys.wrap(current, data_key)
             fresh = {**record, "i": current, "w": base64.b64encode(wrapped).decode("ascii")}
-            changes = Changes(head.last_activity_at, metadata=_with_key(head.metadata, fresh))
+            changes = Changes(head.last_activity_at, metadata=with_key(head.metadata, fresh))
             done = await self.inner.apply(session_id, head.version, changes, _HEAD)
             if not isinstance(done, Refused):
                 self._ciphers.pop(session_id, None)
@@ -262,14 +232,14 @@ class EncryptedEngine(Engine):
         if record is None:
             return snap
         cipher = await self._cipher(snap.session_id, snap.version, record)
-        return cipher.open_snapshot(snap, _without_key(snap.metadata))
+        return cipher.open_snapshot(snap, without_key(snap.metadata))
 
     async def _cipher(self, session_id: str, version: int, record: dict[str, Any]) -> SessionCipher:
         kept = self._ciphers.get(session_id)
         if kept is not None and kept[1] == record:
             cipher = kept[2]
         else:
-            data_key = await self._unwrap(session_id, record)
+            data_key = await unwrap(self.keys, session_id, record)
             cipher = SessionCipher(session_id, aead(data_key), str(record.get("s", session_id)))
         self._keep(session_id, version, record, cipher)
         return cipher
@@ -282,29 +252,3 @@ class EncryptedEngine(Engine):
         ciphers.move_to_end(session_id)
         if len(ciphers) > HEADS_KEPT:
             ciphers.popitem(last=False)
-
-    async def _unwrap(self, session_id: str, record: dict[str, Any]) -> bytes:
-        key_id = record.get("i")
-        try:
-            wrapped = base64.b64decode(str(record.get("w")), validate=True)
-            data_key = await self.keys.unwrap(str(key_id), wrapped)
-        except (binascii.Error, ValueError, EncryptionKeyError) as exc:
-            raise EncryptionKeyError(
-                f"session {session_id!r}: its data key does not open under key {key_id!r}: {exc}",
-                session_id=session_id,
-                key_id=None if key_id is None else str(key_id),
-            ) from None
-        if len(data_key) != KEY_BYTES:
-            raise EncryptionKeyError(
-                f"session {session_id!r}: key {key_id!r} unwrapped no data key",
-                session_id=session_id,
-                key_id=str(key_id),
-            )
-        return data_key
-
-    async def _new_key(self, session_id: str) -> tuple[dict[str, Any], SessionCipher]:
-        data_key = secrets.token_bytes(KEY_BYTES)
-        key_id = self.keys.current_key_id
-        wrapped = await self.keys.wrap(key_id, data_key)
-        record = {"i": key_id, "w": base64.b64encode(wrapped).decode("ascii"), "s": session_id}
-        return record, SessionCipher(session_id, aead(data_key), session_id)
