@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
+import anyio
 import pytest
 
 from helix_agents.core import SessionStateStore, ValidationError
@@ -182,7 +183,17 @@ class EncryptionRules:
             await serving.create_session("s4", user_id="u1")
             assert await _key_id(serving, "s4") == "new"
             assert await _key_id(serving, "s1") == "old"
-            assert await rotate_keys(rotating, batch_size=1) == 3
+            rewrapped: list[int] = []
+
+            async def rotate() -> None:
+                rewrapped.append(await rotate_keys(rotating, batch_size=1))
+
+            # Writes go on while the rotation runs: none is lost, none fails.
+            async with anyio.create_task_group() as group:
+                group.start_soon(rotate)
+                for n in range(6):
+                    await serving.append_messages("s2", commit(user(f"w{n}")))
+            assert rewrapped == [3]
             # The serving instance saw s1 under the old key: its writes keep the new one.
             await serving.append_messages("s1", commit(user("after")))
             await serving.update_session_metadata("s1", {"x": 1})
@@ -190,8 +201,9 @@ class EncryptionRules:
             assert await rotate_keys(rotating) == 0
         async with _on(store_factory, _keys("new")) as store:
             assert await store.get_messages("s1") == [user(f"s1 {PLAIN}"), user("after")]
-            for sid in ("s2", "s3"):
-                assert await store.get_messages(sid) == [user(f"{sid} {PLAIN}")]
+            writes = [user(f"w{n}") for n in range(6)]
+            assert await store.get_messages("s2") == [user(f"s2 {PLAIN}"), *writes]
+            assert await store.get_messages("s3") == [user(f"s3 {PLAIN}")]
 
     @rule("ENC-6", requires="engine")
     async def test_ENC_6_plain_sessions_stay_plain_exports_cross_over(
