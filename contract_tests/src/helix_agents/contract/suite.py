@@ -19,6 +19,7 @@ from .rules_context import ContextRules
 from .rules_dump import DumpRules
 from .rules_edits import EditRules
 from .rules_engine import EngineRules
+from .rules_erasure import ErasureRules
 from .rules_fidelity import FidelityRules
 from .rules_handles import HandleRules
 from .rules_inputs import InputRules
@@ -59,6 +60,7 @@ class SessionStoreContract(
     EngineRules,
     DumpRules,
     LifecycleRules,
+    ErasureRules,
     ContractBase,
 ):
     """The contract suite of docs/rules.md: one test per rule id, plus the state machine.

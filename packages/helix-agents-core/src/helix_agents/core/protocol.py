@@ -162,6 +162,11 @@ class SessionStateStore(Protocol):
         """The session's redaction audit, oldest first (RED-5)."""
         ...
 
+    async def erase_user(self, user_id: str) -> list[str]:
+        """Delete every session of ``user_id`` (everything each holds) and the user's map
+        of scoped state; the erased session ids, sorted (ERA-1..ERA-5)."""
+        ...
+
     # Scoped state (docs/scoped-state.md)
 
     async def get_scoped_state(self, scope: Scope, owner: str) -> JsonObject:
