@@ -13,6 +13,7 @@ from ._base import ContractBase, StoreFactory
 from ._coverage import record_run
 from .machine import run_state_machine
 from .rules_arguments import ArgumentRules
+from .rules_branches import BranchRules
 from .rules_checkpoints import CheckpointPageRules
 from .rules_commits import CommitRules
 from .rules_context import ContextRules
@@ -60,6 +61,7 @@ class SessionStoreContract(
     EngineRules,
     DumpRules,
     LifecycleRules,
+    BranchRules,
     ErasureRules,
     ContractBase,
 ):
