@@ -11,7 +11,13 @@ from ..cursors import decode_all_cursor, decode_sessions_cursor, encode_sessions
 from ..errors import SessionExistsError
 from ..inputs import check_id
 from ..limits import check_listing_first
-from ..listing import FILTERED_BATCH, ListingFilter, check_listing_filter, scan
+from ..listing import (
+    FILTERED_BATCH,
+    USER_SCAN_BUDGET,
+    ListingFilter,
+    check_listing_filter,
+    scan,
+)
 from ..messages import JsonObject
 from ..models import (
     ListedSessionsPage,
@@ -31,10 +37,8 @@ from ..seam import Changes, NewSession, Snapshot, Want
 from ..sessiondoc import SessionDoc
 from ._plumbing import Plumbing, fresh_head, info
 
-__all__ = ["USER_SCAN_BUDGET", "SessionMethods"]
+__all__ = ["SessionMethods"]
 
-USER_SCAN_BUDGET = 400
-"""The most sessions one filtered ``list_sessions`` call reads (one head read each)."""
 
 _SCOPED = Want(session_scoped=True)
 
