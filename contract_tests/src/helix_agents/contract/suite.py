@@ -13,6 +13,7 @@ from ._base import ContractBase, StoreFactory
 from ._coverage import record_run
 from .machine import run_state_machine
 from .rules_arguments import ArgumentRules
+from .rules_branches import BranchRules
 from .rules_checkpoints import CheckpointPageRules
 from .rules_commits import CommitRules
 from .rules_context import ContextRules
@@ -20,6 +21,7 @@ from .rules_dump import DumpRules
 from .rules_edits import EditRules
 from .rules_encryption import EncryptionRules
 from .rules_engine import EngineRules
+from .rules_erasure import ErasureRules
 from .rules_fidelity import FidelityRules
 from .rules_handles import HandleRules
 from .rules_inputs import InputRules
@@ -61,6 +63,8 @@ class SessionStoreContract(
     DumpRules,
     LifecycleRules,
     EncryptionRules,
+    BranchRules,
+    ErasureRules,
     ContractBase,
 ):
     """The contract suite of docs/rules.md: one test per rule id, plus the state machine.

@@ -138,6 +138,12 @@ class EncryptedEngine(Engine):
         self._ciphers.pop(session_id, None)
         return await self.inner.delete(session_id)
 
+    async def erase_user(self, user_id: str, session_ids: Sequence[str]) -> None:
+        """Erase in the inner engine; the sessions' data keys are forgotten here too."""
+        for session_id in session_ids:
+            self._ciphers.pop(session_id, None)
+        await self.inner.erase_user(user_id, session_ids)
+
     async def list_sessions(
         self, user_id: str, after: tuple[datetime, str] | None, limit: int
     ) -> Sequence[SessionSummary]:
