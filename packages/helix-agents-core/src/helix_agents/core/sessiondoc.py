@@ -22,19 +22,19 @@ from .messages import ChatMessage, ContextMessage, JsonObject, Message
 from .models import Branch, Redaction
 
 __all__ = [
+    "KEY_RECORD",
     "MAX_METADATA_BYTES",
     "MAX_REASON_CHARS",
     "MAX_REPLACEMENT_CHARS",
     "MAX_TITLE_CHARS",
-    "KEY_RECORD",
     "REDACTED",
     "RESERVED",
     "SessionDoc",
     "check_expect_version",
     "check_filter_title",
     "check_patch",
-    "check_redaction",
     "check_readable",
+    "check_redaction",
     "check_title",
     "merge_patch",
     "refuse_reserved",
