@@ -102,6 +102,7 @@ class SessionMethods(Plumbing):
             doc = SessionDoc(snap.metadata)
             kept = [r.model_dump(mode="json") for r in doc.redactions() if r.index < end]
             doc.own.pop("r", None)
+            doc.own.pop("u", None)  # usage is counted where it was spent (USG-3)
             if kept:  # the audit of the rows the clone copies (RED-5)
                 doc.own["r"] = kept
             meta = copy.deepcopy(doc.stored())

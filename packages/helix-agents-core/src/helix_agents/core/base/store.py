@@ -9,6 +9,7 @@ from ._lifecycle import LifecycleMethods
 from ._records import RecordMethods
 from ._rows import RowMethods
 from ._sessions import SessionMethods
+from ._usage import UsageMethods
 
 __all__ = ["StoreBase"]
 
@@ -19,6 +20,7 @@ class StoreBase(
     RecordMethods,
     ContextMethods,
     LifecycleMethods,
+    UsageMethods,
     SessionHandles,
     ClosesOnExit,
 ):
