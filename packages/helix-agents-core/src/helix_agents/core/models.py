@@ -114,7 +114,7 @@ class Usage(_Value):
     prompt cache), output tokens and, when known, the cost (docs/lifecycle.md, "Usage").
 
     A commit carries one per model (``MessageCommit.usage``); the store checks the
-    bounds (USG-4). ``cost`` is a :class:`~decimal.Decimal`, in the caller's currency.
+    bounds (USG-4). ``cost`` is a ``decimal.Decimal``, in the caller's currency.
     """
 
     model: StrictStr
