@@ -225,6 +225,21 @@ class UsageRules:
         ):
             raw = {"messages": [], "usage": [value]}
             await _refused(store, "s", ValidationError, lambda r=raw: store.append_messages("s", r))
+        # Values that skipped the model's validation (model_construct) are refused too.
+        for fields in (
+            {"model": "m", "input_tokens": 1.5},
+            {"model": "m", "output_tokens": True},
+            {"model": 7},
+            {"model": "m", "cost": 0.5},
+            {"model": "m", "cost": Decimal("NaN")},
+        ):
+            built = Usage.model_construct(**{**most.model_dump(), **fields})
+            await _refused(
+                store,
+                "s",
+                ValidationError,
+                lambda b=built: store.append_messages("s", commit(user(), usage=(b,))),
+            )
         # At most MAX_USAGE_MODELS entries in a commit, and models in a session.
         many = tuple(Usage(model=f"m{i}") for i in range(MAX_USAGE_MODELS + 1))
         await _refused(
