@@ -1,4 +1,4 @@
-"""LGF-13: the token usage of a graph's chat model calls, from LangChain's ``usage_metadata``,
+"""LGF-14: the token usage of a graph's chat model calls, from LangChain's ``usage_metadata``,
 on each of the four backends."""
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def graph_of(*models: GenericFakeChatModel, tools: list[Any] | None = None) -> A
     return builder
 
 
-async def test_LGF_13_a_runs_usage_is_recorded_per_model_when_it_ends(
+async def test_LGF_14_a_runs_usage_is_recorded_per_model_when_it_ends(
     store: SessionStateStore,
 ) -> None:
     call = {"name": "weather", "args": {"city": "Lisbon"}, "id": "c1"}
@@ -111,7 +111,7 @@ async def test_LGF_13_a_runs_usage_is_recorded_per_model_when_it_ends(
     assert (await store.get_user_usage("u")).usage == totals
 
 
-async def test_LGF_13_a_paused_run_records_its_usage(store: SessionStateStore) -> None:
+async def test_LGF_14_a_paused_run_records_its_usage(store: SessionStateStore) -> None:
     call = {"name": "refund", "args": {"amount": 5}, "id": "c1"}
     model = GenericFakeChatModel(
         messages=iter([reply("", used(40, 4, 100), tool_calls=[call])])  # cache_read capped

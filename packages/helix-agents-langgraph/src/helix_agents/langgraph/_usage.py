@@ -1,5 +1,5 @@
 """The token usage of a run's chat model calls, from LangChain's ``usage_metadata``
-(LGF-13)."""
+(LGF-14)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``HelixGraphRun``: one graph invocation on a thread as one run of the store (LGF-1..LGF-13).
+"""``HelixGraphRun``: one graph invocation on a thread as one run of the store (LGF-1..LGF-14).
 
 Wired in with the run's config and one node before the model::
 
@@ -147,7 +147,7 @@ class HelixGraphRun:
     def config(self) -> RunnableConfig:
         """The config to invoke the graph with: the thread, the run that fences its writes
         (``configurable["helix_run_id"]``) and this object, and the callback that collects
-        the usage of the graph's chat model calls (LGF-13)."""
+        the usage of the graph's chat model calls (LGF-14)."""
         return {
             "configurable": {"thread_id": self.session_id, RUN_ID_KEY: self.run_id, RUN_KEY: self},
             "callbacks": [self._usage],
@@ -202,7 +202,7 @@ class HelixGraphRun:
 
     async def record_usage(self) -> tuple[Usage, ...]:
         """Commit the token usage of the run's chat model calls not recorded yet, per model,
-        to the session's usage (LGF-13); what it recorded. Leaving the run and
+        to the session's usage (LGF-14); what it recorded. Leaving the run and
         :meth:`pause` call it.
 
         One commit (no rows, not fenced: the calls were made either way) whose id names the
