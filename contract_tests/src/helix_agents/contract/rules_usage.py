@@ -18,10 +18,13 @@ from helix_agents.core import (
 from helix_agents.core.base import _usage
 from helix_agents.core.models import Usage, UsageTotals
 from helix_agents.core.transfer import export_lines, import_lines
-from helix_agents.core.usage import MAX_USAGE_COUNT, MAX_USAGE_MODELS
 
 from ._base import StoreFactory, rule
 from ._helpers import commit, snapshot, start, user
+
+# The documented bounds (docs/lifecycle.md), as numbers: a store's own constants could drift.
+MAX_USAGE_COUNT = 10**12
+MAX_USAGE_MODELS = 64
 
 _GPT = Usage(model="gpt-4o", input_tokens=100, output_tokens=20, cached_tokens=40)
 _PRICED = Usage(
@@ -245,6 +248,9 @@ class UsageRules:
         await _refused(
             store, "s", ValidationError, lambda: store.append_messages("s", commit(usage=many))
         )
+        await store.create_session("t")  # exactly the most entries in one commit land
+        await store.append_messages("t", commit(usage=many[:MAX_USAGE_MODELS]))
+        assert len((await store.get_usage("t")).models) == MAX_USAGE_MODELS
         await store.append_messages("s", commit(usage=many[: MAX_USAGE_MODELS - 1]))
         assert len((await store.get_usage("s")).models) == MAX_USAGE_MODELS
         message = await _refused(
@@ -283,7 +289,9 @@ class UsageRules:
             Usage(model="m1", requests=3, input_tokens=9, cost=Decimal(9)),
         )
         # A bounded number of sessions per call; the pages add up to the whole.
+        assert _usage.USAGE_SCAN_BUDGET == 1_000  # the documented bound of one call
         monkeypatch.setattr(_usage, "USAGE_SCAN_BUDGET", 3)
+        monkeypatch.setattr(_usage, "FILTERED_BATCH", 2)  # a budget that ends mid-batch
         pages = [await store.get_user_usage("u1")]
         while pages[-1].next_cursor is not None:
             pages.append(await store.get_user_usage("u1", cursor=pages[-1].next_cursor))
@@ -294,7 +302,7 @@ class UsageRules:
         with pytest.raises(ValidationError):
             await store.get_user_usage("u2", cursor=cursor)
         for bad in ("", None, 7):
-            with pytest.raises(ValidationError):
+            with pytest.raises(ValidationError, match="user_id"):
                 await store.get_user_usage(bad)  # type: ignore[arg-type]
         # A deleted session no longer counts.
         await store.delete_session("s6")
