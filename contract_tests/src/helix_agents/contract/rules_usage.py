@@ -156,7 +156,7 @@ class UsageRules:
             await store.get_usage("")
 
     @rule("USG-3")
-    async def test_USG_3_clear_and_edits_keep_usage_clone_starts_without(
+    async def test_USG_3_clear_and_edits_keep_usage_clone_and_fork_start_without(
         self, store: SessionStateStore
     ) -> None:
         await store.create_session("s", user_id="u1")
@@ -169,6 +169,9 @@ class UsageRules:
         assert await store.get_usage("s") == _totals(_GPT)
         clone = await store.clone_session("s", "c")
         assert clone.title == "t" and await store.get_usage("c") == UsageTotals()
+        branch = await store.fork_session("s", "f", at=1)
+        assert branch.title == "t" and await store.get_usage("f") == UsageTotals()
+        assert await store.get_usage("s") == _totals(_GPT)  # the parent keeps its own
         await store.clear_session("s")
         assert await store.get_usage("s") == _totals(_GPT)
         await store.delete_session("s")

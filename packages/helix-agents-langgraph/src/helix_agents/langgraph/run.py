@@ -1,4 +1,5 @@
-"""``HelixGraphRun``: one graph invocation on a thread as one run of the store (LGF-1..LGF-14).
+"""``HelixGraphRun``: one graph invocation on a thread as one run of the store (LGF-1..LGF-12,
+LGF-14).
 
 Wired in with the run's config and one node before the model::
 

@@ -213,6 +213,7 @@ def info(snap: Snapshot) -> SessionInfo:
         metadata=_metadata.validate_python(doc.user),
         title=doc.title,
         metadata_version=doc.version,
+        branch_of=doc.branch_of,
     )
 
 

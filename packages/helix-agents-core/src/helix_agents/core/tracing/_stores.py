@@ -103,6 +103,8 @@ class TracedStore(SessionHandles, SessionStateStore, Generic[S]):
     delete_session = _traced(SessionStateStore.delete_session)
     clear_session = _traced(SessionStateStore.clear_session)
     clone_session = _traced(SessionStateStore.clone_session)  # the source session
+    fork_session = _traced(SessionStateStore.fork_session)  # the source session
+    list_branches = _traced(SessionStateStore.list_branches)
     list_sessions = _traced(SessionStateStore.list_sessions, session="None")  # a user id: never
     list_all_sessions = _traced(SessionStateStore.list_all_sessions, session="None")
     get_scoped_state = _traced(SessionStateStore.get_scoped_state, session=_SCOPED_OWNER)
@@ -112,6 +114,7 @@ class TracedStore(SessionHandles, SessionStateStore, Generic[S]):
     list_redactions = _traced(SessionStateStore.list_redactions)
     get_usage = _traced(SessionStateStore.get_usage)
     get_user_usage = _traced(SessionStateStore.get_user_usage, session="None")
+    erase_user = _traced(SessionStateStore.erase_user, session="None")  # a user id: never
     append_messages = _traced(SessionStateStore.append_messages)
     get_messages = _traced(SessionStateStore.get_messages)
     get_message_count = _traced(SessionStateStore.get_message_count)
