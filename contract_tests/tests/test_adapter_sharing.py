@@ -11,6 +11,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from agent_framework import Message
@@ -125,7 +126,7 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
         url = f"sqlite:///{tmp_path / 'shared.db'}"
     elif request.param in ("postgres", "redis"):
         url = str(request.getfixturevalue(f"helix_{request.param}_url"))
-    options = {"auto_migrate": True} if request.param == "postgres" else {}
+    options: dict[str, Any] = {"auto_migrate": True} if request.param == "postgres" else {}
     namespace = space if request.param in ("postgres", "redis") else None
     async with open_store(url, namespace=namespace, **options) as opened:
         yield opened

@@ -1,5 +1,5 @@
-"""RED-6 and ERA-5 on PostgreSQL: once redacted or erased, no table of the store's schema
-holds the data."""
+"""RED-6, ERA-5 and ENC-2 on PostgreSQL: once redacted or erased, no table of the store's
+schema holds the data; encrypted, none holds its text."""
 
 from __future__ import annotations
 
@@ -10,8 +10,15 @@ import pytest
 from psycopg import sql
 
 from helix_agents.contract._helpers import commit, user
+from helix_agents.contract.encryption_scan import (
+    PLAIN,
+    RETAIN,
+    check_plain_records,
+    write_plain_records,
+)
 from helix_agents.contract.erasure_data import ERASED_TEXT, write_user_data
 from helix_agents.contract.redaction_scan import SECRET, redact_secret_rows, write_secret_rows
+from helix_agents.core.encryption import LocalKeyring, encrypt
 from helix_agents.store_postgres import PostgresStateStore
 
 pytestmark = pytest.mark.anyio
@@ -47,6 +54,20 @@ async def test_redacted_text_leaves_every_table(
         await redact_secret_rows(store, "s")
         assert await _tables_holding(pg_url, migrated, SECRET) == []
         assert len(await store.list_redactions("s")) == 5
+
+
+async def test_encrypted_text_never_reaches_a_table(
+    pg_url: str, migrated: str, store_on: Callable[..., PostgresStateStore]
+) -> None:
+    """ENC-2 (docs/encryption.md): every record an encrypted store writes is sealed."""
+    keys = LocalKeyring({"k": LocalKeyring.new_key()})
+    async with encrypt(store_on(pg_url, max_messages=RETAIN), keys) as store:
+        output_id = await write_plain_records(store, "sealed")
+        await check_plain_records(store, "sealed", output_id)
+        assert await _tables_holding(pg_url, migrated, PLAIN) == []
+    async with store_on(pg_url, max_messages=RETAIN) as store:
+        await write_plain_records(store, "plain")  # the scan sees the text where it is
+        assert "__agents_messages" in await _tables_holding(pg_url, migrated, PLAIN)
 
 
 async def test_an_erased_user_leaves_no_table(

@@ -1,5 +1,5 @@
-"""RED-6 and ERA-5 on Redis: once redacted or erased, no key of the store's namespace holds
-the data (in its name or its values)."""
+"""RED-6, ERA-5 and ENC-2 on Redis: once redacted or erased, no key of the store's namespace
+holds the data (in its name or its values); encrypted, none holds its text."""
 
 from __future__ import annotations
 
@@ -11,8 +11,15 @@ import pytest
 import redis.asyncio as aredis
 
 from helix_agents.contract._helpers import commit, user
+from helix_agents.contract.encryption_scan import (
+    PLAIN,
+    RETAIN,
+    check_plain_records,
+    write_plain_records,
+)
 from helix_agents.contract.erasure_data import ERASED_TEXT, write_user_data
 from helix_agents.contract.redaction_scan import SECRET, redact_secret_rows, write_secret_rows
+from helix_agents.core.encryption import LocalKeyring, encrypt
 from helix_agents.store_redis import RedisStateStore
 
 pytestmark = pytest.mark.anyio
@@ -67,6 +74,24 @@ async def test_redacted_text_leaves_every_key(redis_url: str, namespace: str) ->
         await redact_secret_rows(store, "s")
         assert await _keys_holding(redis_url, namespace, SECRET) == []
         assert len(await store.list_redactions("s")) == 5
+
+
+async def test_encrypted_text_never_reaches_a_key(redis_url: str, namespace: str) -> None:
+    """ENC-2 (docs/encryption.md): every record an encrypted store writes is sealed."""
+    keys = LocalKeyring({"k": LocalKeyring.new_key()})
+
+    def opened() -> RedisStateStore:
+        return RedisStateStore(
+            redis_url, key_prefix=PREFIX, namespace=namespace, max_messages=RETAIN
+        )
+
+    async with encrypt(opened(), keys) as store:
+        output_id = await write_plain_records(store, "sealed")
+        await check_plain_records(store, "sealed", output_id)
+        assert await _keys_holding(redis_url, namespace, PLAIN) == []
+    async with opened() as store:
+        await write_plain_records(store, "plain")  # the scan sees the text where it is
+        assert "rows" in await _keys_holding(redis_url, namespace, PLAIN)
 
 
 async def _names_holding(url: str, namespace: str, text: str) -> list[str]:

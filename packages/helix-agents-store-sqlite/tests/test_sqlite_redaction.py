@@ -1,5 +1,5 @@
-"""RED-6 and ERA-5 on SQLite: once redacted or erased, the data is in neither the database
-file nor its WAL."""
+"""RED-6, ERA-5 and ENC-2 on SQLite: once redacted or erased, the data is in neither the
+database file nor its WAL; encrypted, its text is in neither."""
 
 from __future__ import annotations
 
@@ -8,8 +8,15 @@ from pathlib import Path
 import pytest
 
 from helix_agents.contract._helpers import commit, user
+from helix_agents.contract.encryption_scan import (
+    PLAIN,
+    RETAIN,
+    check_plain_records,
+    write_plain_records,
+)
 from helix_agents.contract.erasure_data import ERASED_TEXT, write_user_data
 from helix_agents.contract.redaction_scan import SECRET, redact_secret_rows, write_secret_rows
+from helix_agents.core.encryption import LocalKeyring, encrypt
 from helix_agents.store_sqlite import SQLiteStateStore
 
 pytestmark = pytest.mark.anyio
@@ -36,6 +43,20 @@ async def test_redacted_text_leaves_the_database_files(tmp_path: Path) -> None:
             "context",
         ]
     assert _files_holding(path, SECRET) == []
+
+
+async def test_encrypted_text_never_reaches_the_database_files(tmp_path: Path) -> None:
+    """ENC-2 (docs/encryption.md): every record an encrypted store writes is sealed."""
+    plain, sealed = tmp_path / "plain.db", tmp_path / "sealed.db"
+    async with SQLiteStateStore(str(plain), max_messages=RETAIN) as store:
+        await write_plain_records(store, "s")
+        assert _files_holding(plain, PLAIN)  # the scan sees the text while it is stored
+    keys = LocalKeyring({"k": LocalKeyring.new_key()})
+    async with encrypt(SQLiteStateStore(str(sealed), max_messages=RETAIN), keys) as store:
+        output_id = await write_plain_records(store, "s")
+        await check_plain_records(store, "s", output_id)
+        assert _files_holding(sealed, PLAIN) == []  # the store still open: the WAL too
+    assert _files_holding(sealed, PLAIN) == []
 
 
 async def test_an_erased_user_leaves_the_database_files(tmp_path: Path) -> None:

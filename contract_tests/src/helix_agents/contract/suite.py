@@ -19,6 +19,7 @@ from .rules_commits import CommitRules
 from .rules_context import ContextRules
 from .rules_dump import DumpRules
 from .rules_edits import EditRules
+from .rules_encryption import EncryptionRules
 from .rules_engine import EngineRules
 from .rules_erasure import ErasureRules
 from .rules_fidelity import FidelityRules
@@ -62,6 +63,7 @@ class SessionStoreContract(
     EngineRules,
     DumpRules,
     LifecycleRules,
+    EncryptionRules,
     BranchRules,
     ErasureRules,
     UsageRules,

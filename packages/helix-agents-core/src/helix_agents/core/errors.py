@@ -18,6 +18,7 @@ are wrapped, never leaked. Each concrete class carries a stable ``code`` and a
      ├── ForeignSessionError             state_foreign_session
      ├── MigrationError                  state_migration
      ├── StoreMisconfiguredError         state_misconfigured
+     ├── EncryptionKeyError              state_encryption_key
      └── StoreUnavailableError           state_unavailable (retryable)
 """
 
@@ -29,6 +30,7 @@ __all__ = [
     "ApprovalNotFoundError",
     "ConcurrencyConflictError",
     "ContextItemDeliveryConflictError",
+    "EncryptionKeyError",
     "ForeignSessionError",
     "LateAnswerDeliveryConflictError",
     "MessageCountConflictError",
@@ -200,6 +202,23 @@ class StoreMisconfiguredError(StateStoreError):
     """
 
     code = "state_misconfigured"
+
+
+class EncryptionKeyError(StateStoreError):
+    """An encrypted session's key cannot be opened (docs/encryption.md, ENC-4).
+
+    The key provider lacks its key-encryption key (``key_id``), the key does not
+    open the session's data key or a record, or a store without encryption met a
+    session stored encrypted. Nothing of the session is returned.
+    """
+
+    code = "state_encryption_key"
+
+    def __init__(
+        self, message: str, *, session_id: str | None = None, key_id: str | None = None
+    ) -> None:
+        super().__init__(message, session_id=session_id)
+        self.key_id = key_id
 
 
 class StoreUnavailableError(StateStoreError):

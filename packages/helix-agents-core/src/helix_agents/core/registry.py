@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from importlib.metadata import entry_points
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .errors import ValidationError
 from .protocol import SessionStateStore
 from .urls import check_userinfo, redact_url
+
+if TYPE_CHECKING:
+    from .encryption import KeyProvider
 
 __all__ = ["ENTRY_POINT_GROUP", "open_store"]
 
@@ -31,7 +34,9 @@ _INSTALL_HINTS = {
 }
 
 
-def open_store(url: str, *, tracing: bool = False, **options: Any) -> SessionStateStore:
+def open_store(
+    url: str, *, tracing: bool = False, encryption: KeyProvider | None = None, **options: Any
+) -> SessionStateStore:
     """The store for ``url``, not yet connected: use it as ``async with open_store(url)``.
 
     ``options`` go to the backend (``max_messages=…``, ``namespace=…``, …).
@@ -39,6 +44,8 @@ def open_store(url: str, *, tracing: bool = False, **options: Any) -> SessionSta
     :class:`ValidationError` naming the distribution to install. ``tracing=True``
     wraps the store in :func:`helix_agents.core.tracing.traced` (the ``otel``
     extra), its ``db.system.name`` and ``db.namespace`` taken from the URL.
+    ``encryption=`` a :class:`~helix_agents.core.encryption.KeyProvider` encrypts what
+    the store writes (docs/encryption.md; the ``encryption`` extra).
     """
     try:
         scheme = urlsplit(url).scheme.lower() if isinstance(url, str) else ""
@@ -61,6 +68,10 @@ def open_store(url: str, *, tracing: bool = False, **options: Any) -> SessionSta
         raise ValidationError(f"no store is installed for {scheme}:// URLs: pip install {dist}")
     factory: Callable[..., SessionStateStore] = next(iter(found)).load()
     store = factory(url, **options)
+    if encryption is not None:
+        from .encryption import encrypt
+
+        store = encrypt(store, encryption)
     return _traced(store) if tracing else store
 
 

@@ -17,12 +17,13 @@ from typing import Any
 
 import pydantic
 
-from .errors import MetadataVersionConflictError, ValidationError
+from .errors import EncryptionKeyError, MetadataVersionConflictError, ValidationError
 from .inputs import check_id, check_json, check_text
 from .messages import ChatMessage, ContextMessage, JsonObject, Message
 from .models import Branch, Redaction
 
 __all__ = [
+    "KEY_RECORD",
     "MAX_METADATA_BYTES",
     "MAX_REASON_CHARS",
     "MAX_REPLACEMENT_CHARS",
@@ -33,6 +34,7 @@ __all__ = [
     "check_expect_version",
     "check_filter_title",
     "check_patch",
+    "check_readable",
     "check_redaction",
     "check_title",
     "merge_patch",
@@ -42,6 +44,9 @@ __all__ = [
 
 RESERVED = "_helix"
 """The metadata key core keeps its own record under; callers cannot use it."""
+KEY_RECORD = "k"
+"""The sub-key of core's record that holds an encrypted session's wrapped data key
+(docs/encryption.md)."""
 MAX_TITLE_CHARS = 200
 """The longest title, in characters."""
 MAX_METADATA_BYTES = 65_536
@@ -108,6 +113,21 @@ class SessionDoc:
         if self.own:
             out[RESERVED] = self.own
         return out
+
+
+def check_readable(session_id: str, stored: Mapping[str, Any]) -> None:
+    """A session stored encrypted (its data key under ``_helix.k``) is refused by a store
+    opened without encryption: it would read ciphertext (docs/encryption.md, ENC-4)."""
+    own = stored.get(RESERVED)
+    if isinstance(own, dict) and KEY_RECORD in own:
+        record = own[KEY_RECORD]
+        key_id = record.get("i") if isinstance(record, dict) else None
+        raise EncryptionKeyError(
+            f"session {session_id!r} is stored encrypted (key {key_id!r}): open the store "
+            "with its key provider (encryption=...)",
+            session_id=session_id,
+            key_id=None if key_id is None else str(key_id),
+        )
 
 
 def refuse_reserved(session_id: str | None, metadata: Mapping[str, Any], field: str) -> None:

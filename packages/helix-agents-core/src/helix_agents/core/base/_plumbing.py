@@ -24,7 +24,7 @@ from ..messages import ChatMessage, ContextMessage, Message, parse_message, pars
 from ..models import SessionInfo
 from ..rules import next_activity
 from ..seam import Changes, Engine, NewSession, Refused, Snapshot, StoredRow, Want, head_of
-from ..sessiondoc import SessionDoc
+from ..sessiondoc import SessionDoc, check_readable
 
 __all__ = ["HEADS_KEPT", "MAX_REPLANS", "Plumbing", "fresh_head", "info", "row_message"]
 
@@ -115,6 +115,7 @@ class Plumbing:
         return snap
 
     def _keep_head(self, snap: Snapshot) -> None:
+        check_readable(snap.session_id, snap.metadata)
         heads = self._heads
         heads[snap.session_id] = head_of(snap)
         heads.move_to_end(snap.session_id)
@@ -202,6 +203,7 @@ class Plumbing:
 def info(snap: Snapshot) -> SessionInfo:
     """The :class:`SessionInfo` of a snapshot: its stored metadata split into the caller's
     keys, the title and the metadata version (docs/lifecycle.md)."""
+    check_readable(snap.session_id, snap.metadata)
     doc = SessionDoc(snap.metadata)
     return SessionInfo(
         id=snap.session_id,
