@@ -52,6 +52,7 @@ TARGETS = (
     "packages/helix-agents-core/src/helix_agents/core/lifecycle.py",
     "packages/helix-agents-core/src/helix_agents/core/inputs.py",
     "packages/helix-agents-core/src/helix_agents/core/sessiondoc.py",
+    "packages/helix-agents-core/src/helix_agents/core/usage.py",
 )
 # The memory store's contract, and the test holding core's input fast paths to the generic
 # checks (the memory engine keeps rows as objects, so it never reads the JSON they make).

@@ -33,6 +33,7 @@ def test_every_spec_rule_id_has_a_test() -> None:
         "ERA": 5,
         "BR": 6,
         "ENC": 6,
+        "USG": 5,
     }
     expected = {f"{g}-{n}" for g, count in groups.items() for n in range(1, count + 1)}
     # CS-13..CS-18 are core's pure rules, tested in helix-agents-core.

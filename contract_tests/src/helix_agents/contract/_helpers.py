@@ -200,6 +200,7 @@ async def snapshot(store: SessionStateStore, sid: str) -> dict[str, Any]:
             "approvals": await store.list_pending_approvals(sid),
             "checkpoints": await store.list_checkpoints(sid),
             "truncated": await store.is_truncated(sid),
+            "usage": await store.get_usage(sid),
         }
     )
 

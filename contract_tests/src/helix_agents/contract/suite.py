@@ -36,6 +36,7 @@ from .rules_runs import RunRules
 from .rules_scale import ScaleRules
 from .rules_scoped import ScopedStateRules
 from .rules_sessions import SessionRules
+from .rules_usage import UsageRules
 
 __all__ = ["SessionStoreContract"]
 
@@ -65,6 +66,7 @@ class SessionStoreContract(
     EncryptionRules,
     BranchRules,
     ErasureRules,
+    UsageRules,
     ContractBase,
 ):
     """The contract suite of docs/rules.md: one test per rule id, plus the state machine.

@@ -2,7 +2,7 @@
 
 from ._artifact_parts import MAX_ARTIFACT_BYTES
 from ._events import EVENT_FIELD
-from ._runs import session_key
+from ._runs import session_key, user_key
 from .approvals import (
     ApprovalsPendingError,
     decide_approval,
@@ -34,4 +34,5 @@ __all__ = [
     "pause_checkpoint_id",
     "resume_message",
     "session_key",
+    "user_key",
 ]

@@ -26,13 +26,20 @@ from ._context import context_event
 from .approvals import CONFIRMATION_CALL
 from .service import HelixSessionService
 
-__all__ = ["Run", "RunSessionService", "Runs", "session_key"]
+__all__ = ["Run", "RunSessionService", "Runs", "session_key", "user_key"]
 
 
 def session_key(app_name: str, user_id: str, session_id: str) -> str:
     """The store's session id of ADK's session ``(app_name, user_id, session_id)``."""
     _names.check_names(app_name=app_name, user_id=user_id, session_id=session_id)
     return _names.store_session_id(app_name, user_id, session_id)
+
+
+def user_key(app_name: str, user_id: str) -> str:
+    """The store's user of ADK's user ``(app_name, user_id)``: whose sessions
+    ``store.list_sessions`` and ``store.get_user_usage`` read (ADKF-10)."""
+    _names.check_names(app_name=app_name, user_id=user_id)
+    return _names.store_user_id(app_name, user_id)
 
 
 @dataclasses.dataclass

@@ -34,6 +34,7 @@ from helix_agents.core.inputs import check_id
 from . import _names
 from ._checks import event_json, refusing, state_deltas, without_temp
 from ._events import event_of, row_of
+from ._usage import usage_of_event
 
 __all__ = ["HelixSessionService"]
 
@@ -300,6 +301,7 @@ class HelixSessionService(BaseSessionService):
                 # An equal event (same JSON) is the same commit: a retry replays, not doubles.
                 commit_id="adk-" + hashlib.sha256(row.model_dump_json().encode()).hexdigest(),
                 scoped_state=tuple(deltas),
+                usage=usage_of_event(event),  # ADKF-10: counted with the event, once
             )
             try:
                 result = await self.store.append_messages(sid, commit)

@@ -3,7 +3,7 @@
 Give it to an agent (``Agent(client, context_providers=[provider])``): before a run it
 loads the session's messages, after it saves the run's input and response in one commit
 that fails if another run saved to the session since the load
-(docs/integrations/agent-framework.md, MAF-1..MAF-11).
+(docs/integrations/agent-framework.md, MAF-1..MAF-12).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from helix_agents.core.inputs import check_id
 
 from ._replay import new_messages
 from ._rows import decode_row, encode_messages
+from ._usage import USAGE_KEY, usage_of_response
 
 if TYPE_CHECKING:
     from agent_framework import SupportsAgentRun
@@ -112,8 +113,10 @@ class HelixHistoryProvider(HistoryProvider):
         context: SessionContext,
         state: dict[str, Any],
     ) -> None:
-        """Save the run's messages, if no other run saved since this run's load (MAF-7)."""
+        """Save the run's messages, if no other run saved since this run's load (MAF-7),
+        with the run's token usage (MAF-12)."""
         run = self._run_state(context)
+        run[USAGE_KEY] = usage_of_response(context.response)
         await super().after_run(agent=agent, session=session, context=context, state=run)
 
     async def _rows(self, session_id: str, info: SessionInfo | None) -> list[Message]:
@@ -185,7 +188,11 @@ class HelixHistoryProvider(HistoryProvider):
         if not fresh:
             return
         # What is new is always the end of the save: its rows are the last ones.
-        commit = MessageCommit(messages=tuple(rows[-len(fresh) :]), expect_message_count=count)
+        commit = MessageCommit(
+            messages=tuple(rows[-len(fresh) :]),
+            expect_message_count=count,
+            usage=() if state is None else state.pop(USAGE_KEY, ()),  # the run's (MAF-12)
+        )
         try:
             result = await self.store.append_messages(sid, commit)
         except MessageCountConflictError as exc:

@@ -20,6 +20,7 @@ import math
 import re
 from collections.abc import Awaitable, Callable
 from datetime import datetime
+from decimal import Decimal
 from typing import Any, Literal, TypeVar, overload
 
 from pydantic import BaseModel
@@ -326,7 +327,7 @@ def _plain(value: Any) -> bool:
         return not value or all(isinstance(part, BaseModel) and _storable(part) for part in value)
     if kind is list or kind is dict:
         return _plain_json(value, 0)
-    if value is None or kind is bool or kind is datetime:
+    if value is None or kind is bool or kind is datetime or kind is Decimal:
         return True
     if kind is int:
         return bool(-_INT_BOUND < value < _INT_BOUND)
@@ -383,5 +384,5 @@ def _check_field(value: Any, path: str, session_id: str | None) -> None:
     elif isinstance(value, tuple) and value and isinstance(value[0], BaseModel):
         for i, part in enumerate(value):
             _check_record(part, session_id, f"{path}[{i}]")
-    elif not isinstance(value, datetime):
+    elif not isinstance(value, (datetime, Decimal)):  # a usage cost: checked by core.usage
         check_json(value, path, session_id=session_id)

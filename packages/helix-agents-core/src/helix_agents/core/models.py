@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, TypeAlias
+import decimal
+from collections.abc import Iterable
+from decimal import Decimal
+from typing import Annotated, Literal, Self, TypeAlias
 
 from pydantic import AwareDatetime, ConfigDict, Field, JsonValue, StrictInt, StrictStr
 
@@ -33,6 +36,10 @@ __all__ = [
     "SessionsPage",
     "StartRun",
     "StoredContextItem",
+    "Usage",
+    "UsageTotals",
+    "UserUsage",
+    "add_usage",
 ]
 
 RunStatus: TypeAlias = Literal["live", "completed", "failed", "cancelled", "awaiting_approval"]
@@ -103,6 +110,90 @@ class ScopedStateDelta(_Value):
     changes: JsonObject
 
 
+class Usage(_Value):
+    """What one model used: requests, input tokens (``cached_tokens`` of them read from a
+    prompt cache), output tokens and, when known, the cost (docs/lifecycle.md, "Usage").
+
+    A commit carries one per model (``MessageCommit.usage``); the store checks the
+    bounds (USG-4). ``cost`` is a ``decimal.Decimal``, in the caller's currency.
+    """
+
+    model: StrictStr
+    requests: StrictInt = 1
+    input_tokens: StrictInt = 0
+    output_tokens: StrictInt = 0
+    cached_tokens: StrictInt = 0
+    cost: Decimal | None = None
+
+
+class UsageTotals(_Value):
+    """Usage summed per model (``models``, by model name) and over all of them; ``cost``
+    is the sum of the costs given, ``None`` when none was."""
+
+    models: tuple[Usage, ...] = ()
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    cost: Decimal | None = None
+
+    @classmethod
+    def of(cls, models: Iterable[Usage]) -> Self:
+        """The totals of per-model usage (one entry per model)."""
+        ordered = tuple(sorted(models, key=lambda u: u.model))
+        costs = [u.cost for u in ordered if u.cost is not None]
+        return cls(
+            models=ordered,
+            requests=sum(u.requests for u in ordered),
+            input_tokens=sum(u.input_tokens for u in ordered),
+            output_tokens=sum(u.output_tokens for u in ordered),
+            cached_tokens=sum(u.cached_tokens for u in ordered),
+            cost=_sum_costs(costs) if costs else None,
+        )
+
+    def __add__(self, other: UsageTotals) -> Self:
+        """Both totals summed, per model and overall (to add up pages of a user's usage)."""
+        by_model = {u.model: u for u in self.models}
+        for u in other.models:
+            mine = by_model.get(u.model)
+            by_model[u.model] = u if mine is None else add_usage(mine, u)
+        return self.of(by_model.values())
+
+
+def add_usage(a: Usage, b: Usage) -> Usage:
+    """The sum of two usages of one model (``a``'s name); a cost given by either is kept."""
+    costs = [c for c in (a.cost, b.cost) if c is not None]
+    return Usage(
+        model=a.model,
+        requests=a.requests + b.requests,
+        input_tokens=a.input_tokens + b.input_tokens,
+        output_tokens=a.output_tokens + b.output_tokens,
+        cached_tokens=a.cached_tokens + b.cached_tokens,
+        cost=_sum_costs(costs) if costs else None,
+    )
+
+
+_EXACT = decimal.Context(prec=200)
+"""Enough digits that summing costs never rounds."""
+
+
+def _sum_costs(costs: Iterable[Decimal]) -> Decimal:
+    total = Decimal(0)
+    for cost in costs:
+        total = _EXACT.add(total, cost)
+    return total
+
+
+class UserUsage(_Value):
+    """A user's usage summed over ``sessions`` of their sessions; ``next_cursor`` (not
+    ``None``) continues with the rest (docs/lifecycle.md, "Usage")."""
+
+    user_id: str
+    usage: UsageTotals
+    sessions: int
+    next_cursor: str | None
+
+
 class MessageCommit(_Value):
     """Rows to append, with the checks and deliveries that land atomically with them."""
 
@@ -114,6 +205,7 @@ class MessageCommit(_Value):
     deliver_late_answers: tuple[LateAnswerDelivery, ...] = ()
     commit_id: Id | None = None
     scoped_state: tuple[ScopedStateDelta, ...] = ()
+    usage: tuple[Usage, ...] = ()
 
 
 class CommitResult(_Value):

@@ -28,6 +28,8 @@ from .models import (
     SessionInfo,
     SessionsPage,
     StoredContextItem,
+    UsageTotals,
+    UserUsage,
 )
 
 __all__ = ["SessionStateStore"]
@@ -183,6 +185,17 @@ class SessionStateStore(Protocol):
     async def erase_user(self, user_id: str) -> list[str]:
         """Delete every session of ``user_id`` (everything each holds) and the user's map
         of scoped state; the erased session ids, sorted (ERA-1..ERA-5)."""
+        ...
+
+    # Token and cost usage (docs/lifecycle.md, "Usage")
+
+    async def get_usage(self, session_id: str) -> UsageTotals:
+        """The usage the session's commits recorded, per model and overall (USG-2)."""
+        ...
+
+    async def get_user_usage(self, user_id: str, *, cursor: str | None = None) -> UserUsage:
+        """The usage of the user's sessions summed, a bounded number of sessions per
+        call; ``next_cursor`` (not ``None``) continues with the rest (USG-5)."""
         ...
 
     # Scoped state (docs/scoped-state.md)

@@ -4,8 +4,9 @@ written once for every engine.
 A session's stored metadata is one JSON object: the caller's keys, plus core's own
 record under the reserved key ``_helix`` (the title ``t``, the metadata version ``v``,
 the redaction audit ``r``, where a branch was forked ``b``, the branches forked from the
-session ``bs``). Engines store it as any metadata; core splits it on read,
-so callers never see the reserved key and cannot write it (META-1).
+session ``bs``, the usage totals ``u``: :mod:`helix_agents.core.usage`). Engines store it
+as any metadata; core splits it on read, so callers never see the reserved key and cannot
+write it (META-1).
 """
 
 from __future__ import annotations
@@ -96,8 +97,9 @@ class SessionDoc:
 
     def copied(self, end: int, branch: Branch | None) -> JsonObject:
         """The stored metadata of a copy of the session's rows below ``end``: the audit
-        of those rows, no branches of its own, and ``branch`` as its fork point."""
-        own = {k: v for k, v in self.own.items() if k not in ("r", "b", "bs")}
+        of those rows, no branches and no usage of its own (usage counts where it was spent,
+        USG-3), and ``branch`` as its fork point."""
+        own = {k: v for k, v in self.own.items() if k not in ("r", "b", "bs", "u")}
         kept = [r.model_dump(mode="json") for r in self.redactions() if r.index < end]
         if kept:  # the audit of the rows the copy holds (RED-5)
             own["r"] = kept

@@ -1,4 +1,5 @@
-"""``HelixGraphRun``: one graph invocation on a thread as one run of the store (LGF-1..LGF-10).
+"""``HelixGraphRun``: one graph invocation on a thread as one run of the store (LGF-1..LGF-12,
+LGF-14).
 
 Wired in with the run's config and one node before the model::
 
@@ -46,6 +47,7 @@ from helix_agents.core.context import (
     features,
 )
 from helix_agents.core.inputs import check_id
+from helix_agents.core.models import Usage
 from helix_agents.core.rules import assert_fence
 
 from ._archive import archive, trim_point
@@ -53,6 +55,7 @@ from ._context import deliver_queued, row_messages
 from ._fence import RUN_ID_KEY, RUN_KEY, run_of
 from ._offload import offloaded
 from ._threads import ADAPTER
+from ._usage import UsageCollector, usage_by_model
 from .approvals import (
     decision_checkpoint_id,
     pause_checkpoint_id,
@@ -138,13 +141,17 @@ class HelixGraphRun:
         self._reconciled = False
         self._finished = False
         self._archived: set[str] = set()  # ids of the messages this run archived
+        self._usage = UsageCollector()
+        self._usage_recorded = 0
 
     @property
     def config(self) -> RunnableConfig:
         """The config to invoke the graph with: the thread, the run that fences its writes
-        (``configurable["helix_run_id"]``) and this object."""
+        (``configurable["helix_run_id"]``) and this object, and the callback that collects
+        the usage of the graph's chat model calls (LGF-14)."""
         return {
-            "configurable": {"thread_id": self.session_id, RUN_ID_KEY: self.run_id, RUN_KEY: self}
+            "configurable": {"thread_id": self.session_id, RUN_ID_KEY: self.run_id, RUN_KEY: self},
+            "callbacks": [self._usage],
         }
 
     async def __aenter__(self) -> Self:
@@ -179,7 +186,10 @@ class HelixGraphRun:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if self._finished or isinstance(exc, RunSupersededError):
+        if self._finished:
+            return
+        await self.record_usage()
+        if isinstance(exc, RunSupersededError):
             return
         status: Any = "completed"
         if isinstance(exc, asyncio.CancelledError):
@@ -190,6 +200,26 @@ class HelixGraphRun:
         with contextlib.suppress(RunSupersededError):
             await self.store.finish_run(self.session_id, self.run_id, status)
         self._finished = True
+
+    async def record_usage(self) -> tuple[Usage, ...]:
+        """Commit the token usage of the run's chat model calls not recorded yet, per model,
+        to the session's usage (LGF-14); what it recorded. Leaving the run and
+        :meth:`pause` call it.
+
+        One commit (no rows, not fenced: the calls were made either way) whose id names the
+        calls it covers, so a retry counts nothing twice.
+        """
+        calls = self._usage.calls
+        end = len(calls)
+        if end == self._usage_recorded:
+            return ()
+        usage = usage_by_model(calls[self._usage_recorded : end])
+        await self.store.append_messages(
+            self.session_id,
+            MessageCommit(usage=usage, commit_id=f"{self.run_id}:usage:{end}"),
+        )
+        self._usage_recorded = end
+        return usage
 
     @property
     def tools(self) -> list[BaseTool]:
@@ -301,6 +331,7 @@ class HelixGraphRun:
         )
         await self.store.save_checkpoint(self.session_id, checkpoint, fence_run_id=self.run_id)
         await self.store.add_pending_approvals(self.session_id, approvals, fence_run_id=self.run_id)
+        await self.record_usage()
         await self.store.finish_run(self.session_id, self.run_id, "awaiting_approval")
         self._finished = True
         return approvals

@@ -37,9 +37,11 @@ from helix_agents.core import (
 from helix_agents.core.adapters import claim_session, paused_run
 from helix_agents.core.backend import check_id
 from helix_agents.core.context import STRATEGIES, Budget, ContextStrategy, features
+from helix_agents.core.models import Usage
 
 from ._disclosure import Disclosure
 from ._offload import Offloader
+from ._usage import model_name, usage_by_model
 from .approvals import (
     decision_checkpoint_id,
     pause_checkpoint_id,
@@ -127,6 +129,9 @@ class HelixRun:
         self._shown: list[tuple[int, list[TResponseInputItem]]] = []
         self._finished = False
         self._paused: dict[str, Any] = {}
+        # The model of each of this run's model calls, in order; how many were recorded.
+        self._models: list[str] = []
+        self._usage_recorded = 0
 
     async def __aenter__(self) -> Self:
         info = await claim_session(self.store, self.session_id, ADAPTER, user_id=self.user_id)
@@ -179,6 +184,7 @@ class HelixRun:
 
     async def _show_context(self, data: CallModelData[Any]) -> ModelInputData:
         """The SDK's model input with this run's context rows in it (OAI-1)."""
+        self._models.append(model_name(self.run_config.model or data.agent.model))
         given = data.model_data.input
         delivered = await self.session.deliver_queued()
         if delivered:
@@ -196,6 +202,29 @@ class HelixRun:
         if self._disclosure is not None:
             instructions = self._disclosure.instructions(instructions)
         return ModelInputData(input=shown, instructions=instructions)
+
+    async def record_usage(self, result: RunResult | RunResultStreaming) -> tuple[Usage, ...]:
+        """Commit the token usage of this run's model calls in ``result`` not recorded yet,
+        per model, to the session's usage (OAI-11); what it recorded.
+
+        One commit (no rows, not fenced: the calls were made either way) whose id names
+        the calls it covers, so a retry counts nothing twice.
+        """
+        # This run's calls are the result's last responses (a resumed run's result also
+        # holds the paused run's, which that run recorded).
+        ours = result.raw_responses[max(0, len(result.raw_responses) - len(self._models)) :]
+        calls = list(zip(self._models[-len(ours) :] if ours else [], ours, strict=True))
+        fresh = calls[self._usage_recorded :]
+        if not fresh:
+            return ()
+        usage = usage_by_model(fresh)
+        end = len(calls)
+        await self.store.append_messages(
+            self.session_id,
+            MessageCommit(usage=usage, commit_id=f"{self.run_id}:usage:{end}"),
+        )
+        self._usage_recorded = end
+        return usage
 
     async def pause(self, result: RunResult | RunResultStreaming) -> list[PendingApproval]:
         """Record the run's interruptions as pending approvals, with a checkpoint holding

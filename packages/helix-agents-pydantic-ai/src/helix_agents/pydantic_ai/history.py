@@ -2,7 +2,7 @@
 
 Load before a run, pass :attr:`HelixHistory.messages` as ``message_history=``, save
 ``result.new_messages()`` after; the save commits only if no other run saved to the
-session since the load (docs/integrations/pydantic-ai.md, PAI-1..PAI-7).
+session since the load (docs/integrations/pydantic-ai.md, PAI-1..PAI-8).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from helix_agents.core.adapters import AdapterName, claim_session, readable
 from helix_agents.core.inputs import check_id
 
 from ._rows import decode_row, encode_messages
+from ._usage import usage_of_messages
 
 __all__ = ["ADAPTER", "HelixHistory"]
 
@@ -86,7 +87,11 @@ class HelixHistory:
             )
         # Created here, or by another run first: its save, or ours, wins on the count below.
         await claim_session(self.store, self.session_id, ADAPTER, user_id=self.user_id, info=info)
-        commit = MessageCommit(messages=tuple(rows), expect_message_count=self._count)
+        commit = MessageCommit(
+            messages=tuple(rows),
+            expect_message_count=self._count,
+            usage=usage_of_messages(new_messages),  # counted with the rows (PAI-8)
+        )
         try:
             result = await self.store.append_messages(self.session_id, commit)
         except MessageCountConflictError as exc:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from ..edits import archived_by_replace, check_pop_count, plan_replace, pop_keep
 from ..limits import check_page_args, check_tail_limit, next_page_cursor, page_window
 from ..messages import Message
-from ..models import CommitResult, MessageCommit, MessagePage, PageOrder, RunInfo
+from ..models import CommitResult, MessageCommit, MessagePage, PageOrder, RunInfo, Usage
 from ..rules import (
     CommitPlan,
     CommitState,
@@ -19,6 +19,8 @@ from ..rules import (
     coerce_commit,
 )
 from ..seam import Changes, Queue, RowSpan, Snapshot, Want
+from ..sessiondoc import SessionDoc
+from ..usage import check_usage, record_usage
 from ._plumbing import Plumbing, row_message
 
 __all__ = ["RowMethods"]
@@ -31,7 +33,12 @@ class RowMethods(Plumbing):
 
     async def append_messages(self, session_id: str, commit: MessageCommit) -> CommitResult:
         """Append rows with the checks and deliveries of the commit, atomically."""
-        commit, texts = await self._checked(session_id, lambda: coerce_commit(commit, session_id))
+
+        def checks() -> tuple[MessageCommit, list[str] | None, dict[str, Usage]]:
+            checked, texts = coerce_commit(commit, session_id)
+            return checked, texts, check_usage(session_id, checked.usage)
+
+        commit, texts, usage = await self._checked(session_id, checks)
         start = commit.start_run
         want = Want(
             commit_id=commit.commit_id,
@@ -57,6 +64,10 @@ class RowMethods(Plumbing):
             if isinstance(outcome, CommitResult):
                 return None, outcome
             changes = self._commit_changes(snap, outcome, commit.commit_id, texts)
+            if usage:  # added to the session's totals in the same write (USG-1)
+                doc = SessionDoc(snap.metadata)
+                record_usage(session_id, doc.own, usage)
+                changes = dataclasses.replace(changes, metadata=doc.stored())
             return changes, outcome.result
 
         return await self._write(session_id, want, plan)

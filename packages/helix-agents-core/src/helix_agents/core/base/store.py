@@ -10,6 +10,7 @@ from ._lifecycle import LifecycleMethods
 from ._records import RecordMethods
 from ._rows import RowMethods
 from ._sessions import SessionMethods
+from ._usage import UsageMethods
 
 __all__ = ["StoreBase"]
 
@@ -21,6 +22,7 @@ class StoreBase(
     RecordMethods,
     ContextMethods,
     LifecycleMethods,
+    UsageMethods,
     SessionHandles,
     ClosesOnExit,
 ):

@@ -112,6 +112,8 @@ class TracedStore(SessionHandles, SessionStateStore, Generic[S]):
     set_session_title = _traced(SessionStateStore.set_session_title)
     redact_message = _traced(SessionStateStore.redact_message)
     list_redactions = _traced(SessionStateStore.list_redactions)
+    get_usage = _traced(SessionStateStore.get_usage)
+    get_user_usage = _traced(SessionStateStore.get_user_usage, session="None")
     erase_user = _traced(SessionStateStore.erase_user, session="None")  # a user id: never
     append_messages = _traced(SessionStateStore.append_messages)
     get_messages = _traced(SessionStateStore.get_messages)
