@@ -143,11 +143,15 @@ def check_keep_checkpoints(value: object) -> int | None:
 
 def expiry_options(query: Mapping[str, str]) -> dict[str, Any]:
     """The expiry options among a URL's query parameters, as numbers (seconds; an int for
-    ``keep_checkpoints``); a value that is not a number is a :class:`ValidationError`."""
+    ``keep_checkpoints``; ``sweep_interval=off``: ``None``); a value that is not a number
+    is a :class:`ValidationError`."""
     found: dict[str, Any] = {}
     for name in OPTION_NAMES:
         raw = query.get(name)
         if raw is None:
+            continue
+        if name == "sweep_interval" and raw == "off":
+            found[name] = None
             continue
         try:
             found[name] = int(raw) if name == "keep_checkpoints" else float(raw)

@@ -137,6 +137,10 @@ class SQLiteEngine(Engine):
         """Delete the session and everything it holds, in one transaction."""
         return await self._write(lambda db: _writes.delete(db, session_id))
 
+    async def delete_at(self, session_id: str, version: int) -> bool:
+        """Delete the session if it is at ``version``, in one transaction."""
+        return await self._write(lambda db: _writes.delete(db, session_id, version))
+
     async def list_sessions(
         self, user_id: str, after: tuple[datetime, str] | None, limit: int
     ) -> Sequence[SessionSummary]:
