@@ -53,7 +53,10 @@ class Capabilities:
     * ``scoped_state`` — commits carry app, user and session state and
       ``get_scoped_state`` reads it (docs/scoped-state.md; SCS-1..5);
     * ``engine`` — the store is core's ``StoreBase`` over an engine
-      (docs/backends/writing.md; ENG-1, ENG-2).
+      (docs/backends/writing.md; ENG-1, ENG-2);
+    * ``clock_idle_ttl`` — the store-wide ``idle_ttl`` option is core's, decided on
+      the factory's clock (TTL-1, TTL-5); Redis's is its own, on server time
+      (``test_redis_ttl.py``).
     """
 
     retention: bool = True
@@ -62,6 +65,7 @@ class Capabilities:
     clock: bool = True
     scoped_state: bool = True
     engine: bool = True
+    clock_idle_ttl: bool = True
 
 
 def backend_unavailable(reason: str) -> NoReturn:

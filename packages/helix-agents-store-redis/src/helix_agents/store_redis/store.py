@@ -10,7 +10,7 @@ from redis.asyncio import Redis, RedisCluster
 
 from helix_agents.core import StoreUnavailableError, ValidationError
 from helix_agents.core.backend import StoreBase, utcnow
-from helix_agents.core.expiry import DEFAULT_SWEEP_INTERVAL, MAX_TTL
+from helix_agents.core.expiry import DEFAULT_SWEEP_INTERVAL
 
 from ._client import build_client, describe, is_cluster_url
 from ._config import StoreOptions, Timeouts, split_store_options
@@ -104,14 +104,12 @@ class RedisStateStore(StoreBase):
         engine = RedisEngine(client, options, where, owns=url is not None, wait=wait)
         if sweep_interval is DEFAULT_SWEEP_INTERVAL:  # not given: the URL's, if any
             sweep_interval = query.get("sweep_interval", sweep_interval)
-        # Core decides idle expiry too (on the store's clock, TTL-1), so an idle session
-        # is gone for every call at once, as Redis's own expiry removes its keys.
-        idle = None if not options.idle_ttl_ms else timedelta(milliseconds=options.idle_ttl_ms)
+        # idle_ttl stays Redis's own (PEXPIREAT on every key, server time: docs/backends/
+        # redis.md); core's expiry serves the sessions' own TTLs and checkpoint retention.
         super().__init__(
             engine,
             max_messages=max_messages,
             clock=clock,
-            idle_ttl=None if idle is None else min(idle, MAX_TTL),
             sweep_interval=sweep_interval,
             keep_checkpoints=query.get("keep_checkpoints", keep_checkpoints)
             if keep_checkpoints is None
