@@ -19,6 +19,7 @@ from .rules_context import ContextRules
 from .rules_dump import DumpRules
 from .rules_edits import EditRules
 from .rules_engine import EngineRules
+from .rules_expiry import ExpiryRules
 from .rules_fidelity import FidelityRules
 from .rules_handles import HandleRules
 from .rules_inputs import InputRules
@@ -59,6 +60,7 @@ class SessionStoreContract(
     EngineRules,
     DumpRules,
     LifecycleRules,
+    ExpiryRules,
     ContractBase,
 ):
     """The contract suite of docs/rules.md: one test per rule id, plus the state machine.
