@@ -11,7 +11,6 @@ sweeper remove its storage.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -54,6 +53,8 @@ MAX_SWEEP_LIMIT = 100_000
 """The largest ``limit`` of one :meth:`sweep` call."""
 MAX_KEEP_CHECKPOINTS = 1_000_000
 """The largest ``keep_checkpoints``."""
+
+_TOO_LONG = 2**53
 
 OPTION_NAMES = ("idle_ttl", "sweep_interval", "keep_checkpoints", "checkpoint_ttl")
 """The store options of this module, as keywords and URL query parameters."""
@@ -101,21 +102,21 @@ def check_ttl(name: str, value: object, *, session_id: str | None = None) -> tim
     if value is None:
         return None
     if isinstance(value, timedelta):
-        ttl = value
-    elif isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-        ttl = timedelta(seconds=value) if abs(value) < 1e12 else MAX_TTL * 2
+        seconds = value.total_seconds()
+    elif isinstance(value, float) or (isinstance(value, int) and not isinstance(value, bool)):
+        seconds = float(min(value, _TOO_LONG))  # an int beyond a float's range: too long
     else:
         raise ValidationError(
             f"{_where(session_id)}{name} must be seconds (int or float) or a timedelta, "
             f"got {value!r}",
             session_id=session_id,
         )
-    if not MIN_TTL <= ttl <= MAX_TTL:
+    if not MIN_TTL.total_seconds() <= seconds <= MAX_TTL.total_seconds():  # NaN fails too
         raise ValidationError(
             f"{_where(session_id)}{name} {value!r} is outside 1 ms..{MAX_TTL.days} days",
             session_id=session_id,
         )
-    return ttl
+    return timedelta(seconds=seconds)
 
 
 def check_expires_at(session_id: str, value: object) -> datetime | None:

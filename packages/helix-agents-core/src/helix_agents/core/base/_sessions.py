@@ -237,10 +237,6 @@ class SessionMethods(Plumbing):
         when the engine listed it (a :class:`ListedSession`), else on its head (TTL-1)."""
         if isinstance(s, ListedSession):
             return not self._listed_expired(s)
-        if self._expiry.idle_ttl is not None and self._expiry.expired(
-            s.last_activity_at, {}, self._clock()
-        ):
-            return False
         snap = await self.engine.snapshot(s.id, Want())
         return snap is not None and not self._expired(snap)
 
