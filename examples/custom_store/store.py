@@ -22,6 +22,7 @@ from helix_agents.core import JsonObject
 from helix_agents.core.backend import (
     Changes,
     Engine,
+    ExpiryOptions,
     NewSession,
     Refused,
     SessionDump,
@@ -37,7 +38,6 @@ from helix_agents.core.backend import (
     snapshot_of,
     utcnow,
 )
-from helix_agents.core.expiry import ExpiryOptions
 from helix_agents.core.models import ListedSession, SessionSummary
 
 __all__ = ["JsonDocumentEngine", "JsonDocumentStore"]

@@ -78,8 +78,9 @@ def backend_unavailable(reason: str) -> NoReturn:
     pytest.skip(reason)
 
 
-def rule(rule_id: str, *, requires: str | None = None) -> Callable[[_F], _F]:
-    """Mark a test as the check of ``rule_id``; ``requires`` names a :class:`Capabilities` flag."""
+def rule(rule_id: str, *, requires: str | tuple[str, ...] | None = None) -> Callable[[_F], _F]:
+    """Mark a test as the check of ``rule_id``; ``requires`` names the :class:`Capabilities`
+    flags it needs (one, or a tuple)."""
 
     def mark(func: _F) -> _F:
         func.__rule_id__ = rule_id  # type: ignore[attr-defined]
@@ -87,6 +88,14 @@ def rule(rule_id: str, *, requires: str | None = None) -> Callable[[_F], _F]:
         return func
 
     return mark
+
+
+def needs(func: Callable[..., Any]) -> tuple[str, ...]:
+    """The capability flags a rule test requires."""
+    requires = getattr(func, "__rule_requires__", None)
+    if requires is None:
+        return ()
+    return (requires,) if isinstance(requires, str) else tuple(requires)
 
 
 def rule_tests(cls: type) -> dict[str, tuple[str, Callable[..., Any]]]:
@@ -138,9 +147,9 @@ class ContractBase:
             marks: list[pytest.MarkDecorator] = []
             if reason is not None:
                 marks.append(pytest.mark.xfail(reason=f"{rule_id}: {reason}", strict=True))
-            requires = getattr(func, "__rule_requires__", None)
-            if requires is not None and not getattr(cls.capabilities, requires):
-                marks.append(pytest.mark.skip(reason=f"store lacks capability {requires!r}"))
+            missing = [n for n in needs(func) if not getattr(cls.capabilities, n)]
+            if missing:
+                marks.append(pytest.mark.skip(reason=f"store lacks capability {missing[0]!r}"))
             if marks and current is not None:
                 setattr(cls, name, _with_marks(current, marks))
 

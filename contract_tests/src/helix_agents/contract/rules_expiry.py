@@ -56,7 +56,7 @@ def _checkpoint(cid: str, seconds: float) -> Checkpoint:
 class ExpiryRules:
     """Idle and absolute TTLs, per store and per session; the sweep; checkpoint retention."""
 
-    @rule("TTL-1", requires="clock_idle_ttl")
+    @rule("TTL-1", requires=("clock", "clock_idle_ttl"))
     async def test_TTL_1_an_idle_session_is_gone_at_once(self, store_factory: StoreFactory) -> None:
         clock = FrozenClock()
         async with store_factory(idle_ttl=60, clock=clock) as store:
@@ -85,7 +85,7 @@ class ExpiryRules:
                 async with store_factory(clock=clock) as plain:
                     assert sorted(await _all_ids(plain)) == ["a", "b", "c"]
 
-    @rule("TTL-1", requires="clock_idle_ttl")
+    @rule("TTL-1", requires=("clock", "clock_idle_ttl"))
     async def test_TTL_1_listings_stay_full_past_expired_sessions(
         self, store_factory: StoreFactory
     ) -> None:
@@ -154,12 +154,10 @@ class ExpiryRules:
             clock.advance(3600)
             assert await store.get_session("t") is not None
 
-    @rule("TTL-2", requires="clock")
+    @rule("TTL-2", requires=("clock", "clock_idle_ttl"))
     async def test_TTL_2_a_sessions_own_idle_ttl_replaces_the_stores(
         self, store_factory: StoreFactory
     ) -> None:
-        if not type(self).capabilities.clock_idle_ttl:  # type: ignore[attr-defined]
-            pytest.skip("store lacks capability 'clock_idle_ttl'")
         clock = FrozenClock()
         async with store_factory(idle_ttl=60, clock=clock) as store:
             await store.create_session("long")
@@ -257,10 +255,8 @@ class ExpiryRules:
             assert (await store.sweep()).deleted == ()
             assert await store.get_message_count("s") == 1
 
-    @rule("TTL-5", requires="clock")
+    @rule("TTL-5", requires=("clock", "shared_instances"))
     async def test_TTL_5_an_open_store_sweeps_by_itself(self, store_factory: StoreFactory) -> None:
-        if not type(self).capabilities.shared_instances:  # type: ignore[attr-defined]
-            pytest.skip("store lacks capability 'shared_instances'")
         clock = FrozenClock()
         # ``other``'s clock stays at the start: it sees a session until it is removed.
         async with store_factory(clock=FrozenClock()) as other:
@@ -348,12 +344,10 @@ class ExpiryRules:
             got = [c.checkpoint_id for c in await store.list_checkpoints("t")]
             assert got == ["mid", "new"]
 
-    @rule("TTL-8", requires="clock")
+    @rule("TTL-8", requires=("clock", "shared_instances"))
     async def test_TTL_8_expiry_holds_for_every_store_on_the_data(
         self, store_factory: StoreFactory
     ) -> None:
-        if not type(self).capabilities.shared_instances:  # type: ignore[attr-defined]
-            pytest.skip("store lacks capability 'shared_instances'")
         clock = FrozenClock()
         async with (
             store_factory(clock=clock) as one,

@@ -7,8 +7,7 @@ from datetime import datetime
 from typing import Any, Unpack
 
 from helix_agents.core import ValidationError
-from helix_agents.core.backend import StoreBase, redact_url, utcnow
-from helix_agents.core.expiry import OPTION_NAMES, ExpiryOptions
+from helix_agents.core.backend import OPTION_NAMES, ExpiryOptions, StoreBase, redact_url, utcnow
 
 from ._engine import MemoryEngine
 from ._state import MemoryData

@@ -9,8 +9,7 @@ from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from helix_agents.core import ValidationError
-from helix_agents.core.backend import check_userinfo, redact_url
-from helix_agents.core.expiry import OPTION_NAMES
+from helix_agents.core.backend import OPTION_NAMES, check_userinfo, redact_url
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",

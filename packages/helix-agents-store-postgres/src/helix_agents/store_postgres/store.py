@@ -9,8 +9,7 @@ from typing import Any, Unpack
 from psycopg_pool import AsyncConnectionPool
 
 from helix_agents.core import ValidationError
-from helix_agents.core.backend import MAX_COUNT, StoreBase, utcnow
-from helix_agents.core.expiry import ExpiryOptions
+from helix_agents.core.backend import MAX_COUNT, ExpiryOptions, StoreBase, utcnow
 
 from ._config import (
     DEFAULT_OPERATION_TIMEOUT,

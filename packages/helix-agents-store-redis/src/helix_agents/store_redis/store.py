@@ -9,8 +9,7 @@ from typing import Any
 from redis.asyncio import Redis, RedisCluster
 
 from helix_agents.core import StoreUnavailableError, ValidationError
-from helix_agents.core.backend import StoreBase, utcnow
-from helix_agents.core.expiry import DEFAULT_SWEEP_INTERVAL
+from helix_agents.core.backend import DEFAULT_SWEEP_INTERVAL, StoreBase, utcnow
 
 from ._client import build_client, describe, is_cluster_url
 from ._config import StoreOptions, Timeouts, split_store_options

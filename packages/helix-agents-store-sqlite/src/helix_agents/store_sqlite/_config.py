@@ -10,8 +10,7 @@ from typing import Literal
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 from helix_agents.core import ValidationError
-from helix_agents.core.backend import check_text, redact_url
-from helix_agents.core.expiry import OPTION_NAMES, expiry_options
+from helix_agents.core.backend import OPTION_NAMES, check_text, expiry_options, redact_url
 
 __all__ = [
     "OPTIONS",

@@ -8,8 +8,7 @@ from datetime import datetime
 from typing import Unpack
 
 from helix_agents.core import ValidationError
-from helix_agents.core.backend import StoreBase, utcnow
-from helix_agents.core.expiry import ExpiryOptions
+from helix_agents.core.backend import ExpiryOptions, StoreBase, utcnow
 
 from ._config import SQLiteConfig, Synchronous
 from .engine import SQLiteEngine
