@@ -242,6 +242,23 @@ class ExpiryRules:
             await store.sweep()
 
     @rule("TTL-4", requires="clock")
+    async def test_TTL_4_a_sweep_reads_exactly_its_limit_across_batches(
+        self, store_factory: StoreFactory
+    ) -> None:
+        clock = FrozenClock()
+        async with store_factory(clock=clock, sweep_interval=None) as store:
+            for n in range(450):
+                await store.create_session(f"s{n:03}")
+            await store.set_session_expiry("s260", expires_at=clock.now)
+            await store.set_session_expiry("s449", expires_at=clock.now)
+            first = await store.sweep(limit=250)  # two batches: 200, then 50
+            assert (first.scanned, first.deleted, first.wrapped) == (250, (), False)
+            one = await store.sweep(limit=1)
+            assert (one.scanned, one.deleted, one.wrapped) == (1, (), False)
+            rest = await store.sweep(limit=500)
+            assert (rest.scanned, rest.deleted, rest.wrapped) == (199, ("s260", "s449"), True)
+
+    @rule("TTL-4", requires="clock")
     async def test_TTL_4_a_session_written_before_the_sweep_is_kept(
         self, store_factory: StoreFactory
     ) -> None:
