@@ -30,6 +30,8 @@ def test_every_spec_rule_id_has_a_test() -> None:
         "DMP": 3,
         "META": 6,
         "RED": 6,
+        "ERA": 5,
+        "BR": 6,
         "TTL": 8,
     }
     expected = {f"{g}-{n}" for g, count in groups.items() for n in range(1, count + 1)}

@@ -131,6 +131,12 @@ class JsonDocumentEngine(Engine):
         loaded: JsonObject = json.loads(self.shared.get(json.dumps([scope, owner]), "{}"))
         return loaded
 
+    async def erase_user(self, user_id: str, session_ids: Sequence[str]) -> None:
+        """Drop the user's session documents and map of scoped state (docs/lifecycle.md)."""
+        for session_id in session_ids:
+            self.documents.pop(session_id, None)
+        self.shared.pop(json.dumps(["user", user_id]), None)
+
     async def dump(self, session_id: str) -> SessionDump | None:
         """Every record of the session's document, for an export (docs/export.md)."""
         records = self._load(session_id)

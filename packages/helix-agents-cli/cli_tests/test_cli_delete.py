@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+from helix_agents.core import MessageCommit, ScopedStateDelta, open_store
+
 from .conftest import Helix
 
 pytestmark = pytest.mark.anyio
@@ -45,3 +47,24 @@ async def test_delete_asks_and_deletes_by_id_or_user(helix: Helix, seeded: str) 
 def test_delete_needs_a_scope(helix: Helix, sqlite_url: str) -> None:
     done = helix("delete", sqlite_url, "--yes")
     assert done.code == 2 and "--user" in done.err
+
+
+async def test_erase_user_asks_then_erases_the_sessions_and_the_user_state(
+    helix: Helix, seeded: str
+) -> None:
+    async with open_store(seeded) as store:
+        prefs = ScopedStateDelta(scope="user", owner="alice", changes={"lang": "fr"})
+        await store.append_messages("chat", MessageCommit(messages=(), scoped_state=(prefs,)))
+    declined = helix("erase-user", seeded, "alice", stdin="n\n")
+    assert declined.code == 1 and "nothing erased" in declined.err
+    assert "erase user 'alice'" in declined.err and _exists(helix, seeded, "chat")
+
+    done = helix("erase-user", seeded, "alice", "--json", stdin="yes\n")
+    assert done.code == 0, done.err
+    assert json.loads(done.out) == {"user": "alice", "erased": ["chat", "quiet"]}
+    assert not _exists(helix, seeded, "chat") and not _exists(helix, seeded, "quiet")
+    assert _exists(helix, seeded, "other") and _exists(helix, seeded, "orphan")
+    async with open_store(seeded) as store:
+        assert await store.get_scoped_state("user", "alice") == {}
+    again = helix("erase-user", seeded, "alice", "--yes")
+    assert again.code == 0 and again.out == "erased user alice: 0 session(s)\n", again.err

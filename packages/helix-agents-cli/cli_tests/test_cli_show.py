@@ -142,3 +142,21 @@ async def test_show_gives_the_title_and_the_redactions(helix: Helix, sqlite_url:
     at = record.model_dump(mode="json")["at"]
     assert f"redactions:    row 0 by ops at {at}: card number" in lines
     assert "4111" not in table.out
+
+
+async def test_show_gives_a_branch_and_its_parent(helix: Helix, sqlite_url: str) -> None:
+    async with open_store(sqlite_url) as store:
+        await store.create_session("trunk")
+        rows = tuple(ChatMessage(role="user", content=f"turn {n}") for n in range(3))
+        await store.append_messages("trunk", MessageCommit(messages=rows))
+        branch = await store.fork_session("trunk", "twig", at=2)
+    assert branch.branch_of is not None
+    data = json.loads(helix("show", sqlite_url, "trunk", "--json").out)
+    assert data["branches"] == [branch.branch_of.model_dump(mode="json")]
+    twig = json.loads(helix("show", sqlite_url, "twig", "--json").out)
+    assert twig["session"]["branch_of"] == branch.branch_of.model_dump(mode="json")
+    assert twig["branches"] == []
+    lines = helix("show", sqlite_url, "twig", "--width", "200").out.splitlines()
+    assert "branch of:     trunk at row 2" in lines
+    lines = helix("show", sqlite_url, "trunk", "--width", "200").out.splitlines()
+    assert "branches:      twig at row 2" in lines

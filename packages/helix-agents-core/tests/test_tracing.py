@@ -244,6 +244,7 @@ class Recorder:
 _NOT_THE_FIRST = {
     "list_sessions": None,
     "list_all_sessions": None,
+    "erase_user": None,
     "get_scoped_state": "owner",
     "sweep": None,
 }

@@ -4,6 +4,7 @@ with a type."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
@@ -297,7 +298,7 @@ class ArgumentRules:
             except ValidationError as exc:
                 if exc.code != "validation_error" or exc.retryable:
                     wrong.append(f"{name}: {exc.code} retryable={exc.retryable}")
-                if "session_id=" in name and "session_id" not in str(exc):
+                if "session_id=" in name and not re.search(r"\bsession_id\b", str(exc)):
                     wrong.append(f"{name}: the message does not name session_id: {exc}")
             except BaseException as exc:
                 wrong.append(f"{name}: {type(exc).__module__}.{type(exc).__name__}: {exc!s:.80}")

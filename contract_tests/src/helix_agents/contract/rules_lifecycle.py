@@ -18,12 +18,12 @@ from helix_agents.core import (
 )
 from helix_agents.core.context import Compaction
 from helix_agents.core.errors import MetadataVersionConflictError
-from helix_agents.core.listing import FILTERED_BATCH
+from helix_agents.core.listing import FILTERED_BATCH, USER_SCAN_BUDGET
 from helix_agents.core.messages import dump_message
 from helix_agents.core.transfer import export_lines, import_lines
 
 from ._base import StoreFactory, rule
-from ._helpers import assistant, commit, notice, snapshot, user
+from ._helpers import FrozenClock, assistant, commit, notice, snapshot, user
 from .rules_context import ctx
 
 _SECRET = "card 4111-1111-1111-1111 expires 09/29"
@@ -290,6 +290,26 @@ class LifecycleRules:
         page = await store.list_sessions("u1", first=5, title="needle")
         assert sorted(s.id for s in page.sessions) == ["s000", "s001"]
         assert page.next_cursor is None
+
+    @rule("META-6", requires="clock")
+    async def test_META_6_a_filtered_user_listing_reads_at_most_its_budget_per_call(
+        self, store_factory: StoreFactory
+    ) -> None:
+        # One activity time for all: the listing reads them by id, so the budget's last
+        # session and the one after it are known.
+        clock = FrozenClock()
+        async with store_factory(clock=clock) as store:
+            for n in range(USER_SCAN_BUDGET + 1):
+                pick = n >= USER_SCAN_BUDGET - 1
+                await store.create_session(f"s{n:03d}", user_id="u1", metadata={"m": pick})
+            first = await store.list_sessions("u1", first=5, metadata={"m": True})
+            assert [s.id for s in first.sessions] == [f"s{USER_SCAN_BUDGET - 1:03d}"]
+            assert first.next_cursor is not None
+            rest = await store.list_sessions(
+                "u1", first=5, metadata={"m": True}, cursor=first.next_cursor
+            )
+            assert [s.id for s in rest.sessions] == [f"s{USER_SCAN_BUDGET:03d}"]
+            assert rest.next_cursor is None
 
     @rule("META-6", requires="handles")
     async def test_META_6_the_handles_listing_filters_as_list_sessions(

@@ -13,12 +13,14 @@ from ._base import ContractBase, StoreFactory
 from ._coverage import record_run
 from .machine import run_state_machine
 from .rules_arguments import ArgumentRules
+from .rules_branches import BranchRules
 from .rules_checkpoints import CheckpointPageRules
 from .rules_commits import CommitRules
 from .rules_context import ContextRules
 from .rules_dump import DumpRules
 from .rules_edits import EditRules
 from .rules_engine import EngineRules
+from .rules_erasure import ErasureRules
 from .rules_expiry import ExpiryRules
 from .rules_fidelity import FidelityRules
 from .rules_handles import HandleRules
@@ -60,6 +62,8 @@ class SessionStoreContract(
     EngineRules,
     DumpRules,
     LifecycleRules,
+    BranchRules,
+    ErasureRules,
     ExpiryRules,
     ContractBase,
 ):

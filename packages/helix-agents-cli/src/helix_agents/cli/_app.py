@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from ._check import check_store
-from ._delete import delete_sessions
+from ._delete import delete_sessions, erase_user
 from ._demo import write_demo
 from ._errors import CliError, ExitCode, RedactingFormatter, fail, quiet_closed_pipe, run
 from ._export import export_sessions
@@ -210,6 +210,17 @@ def delete(
         debug=_Settings.debug,
         url=url,
     )
+
+
+@app.command("erase-user")
+def erase_user_command(
+    url: Url,
+    user: Annotated[str, typer.Argument(help="The user whose data goes.", show_default=False)],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Erase without asking.")] = False,
+    as_json: Json = False,
+) -> None:
+    """Erase everything of one user: every session and the user's scoped state."""
+    run(erase_user(url, user, yes=yes, as_json=as_json), debug=_Settings.debug, url=url)
 
 
 @app.command()

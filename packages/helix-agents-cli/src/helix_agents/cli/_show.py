@@ -91,6 +91,7 @@ class _Records:
             ],
             "scoped_state": await store.get_scoped_state("session", sid),
             "redactions": [r.model_dump(mode="json") for r in await store.list_redactions(sid)],
+            "branches": [b.model_dump(mode="json") for b in await store.list_branches(sid)],
         }
         graph = sum(c.checkpoint_id.startswith(LANGGRAPH_CHECKPOINT) for c in checkpoints)
         return cls(records, graph)
@@ -127,6 +128,8 @@ def _record_lines(records: dict[str, Any]) -> dict[str, str]:
             f"row {r['index']} by {r['actor'] or '-'} at {r['at']}: {r['reason']}"
             for r in records["redactions"]
         )
+        or "-",
+        "branches": "; ".join(f"{b['session_id']} at row {b['at']}" for b in records["branches"])
         or "-",
     }
 
@@ -179,6 +182,9 @@ async def show_session(
         "rows": kind or info.message_count,
         "run": f"{run.run_id} ({run.status})" if run else "-",
         "title": info.title or "-",
+        "branch of": (
+            f"{info.branch_of.parent_id} at row {info.branch_of.at}" if info.branch_of else "-"
+        ),
         "metadata": json.dumps(info.metadata, ensure_ascii=False) if info.metadata else "-",
         **_record_lines(records.records),
     }

@@ -23,6 +23,7 @@ from .sessiondoc import SessionDoc, check_filter_title, refuse_reserved
 
 __all__ = [
     "FILTERED_BATCH",
+    "USER_SCAN_BUDGET",
     "SCAN_BUDGET",
     "ListingFilter",
     "check_listing_filter",
@@ -34,6 +35,8 @@ SCAN_BUDGET = 2_000
 """The most sessions one filtered call reads; a page cut short by it still has a cursor."""
 FILTERED_BATCH = 200
 """Sessions read per engine call while filtering (a page's size when that is larger)."""
+USER_SCAN_BUDGET = 400
+"""The most sessions one filtered ``list_sessions`` call reads (one head read each)."""
 
 
 def _canonical(value: object) -> str:

@@ -10,6 +10,7 @@ from .messages import ContextItem, JsonObject, Message, Value
 
 __all__ = [
     "ApprovalResolution",
+    "Branch",
     "Checkpoint",
     "CommitResult",
     "ContextItemDelivery",
@@ -138,9 +139,20 @@ class RunInfo(_Value):
     ended_at: AwareDatetime | None = None
 
 
+class Branch(_Value):
+    """Where a branch was forked (docs/lifecycle.md, "Branches"): the branch, its parent,
+    the rows it kept (``at``), the checkpoint it was forked at, if any, and when."""
+
+    session_id: str
+    parent_id: str
+    at: NonNegative
+    checkpoint_id: str | None = None
+    created_at: AwareDatetime
+
+
 class SessionInfo(_Value):
-    """A session's identity, owner, counters and current run; its metadata, title and
-    metadata version (docs/lifecycle.md)."""
+    """A session's identity, owner, counters and current run; its metadata, title,
+    metadata version and, for a branch, where it was forked (docs/lifecycle.md)."""
 
     id: str
     user_id: str | None
@@ -151,6 +163,7 @@ class SessionInfo(_Value):
     metadata: JsonObject = Field(default_factory=dict)
     title: str | None = None
     metadata_version: int = 0
+    branch_of: Branch | None = None
 
 
 class SessionSummary(_Value):

@@ -13,6 +13,7 @@ from .expiry import SessionExpiry, SweepResult
 from .messages import JsonObject, Message
 from .models import (
     ApprovalResolution,
+    Branch,
     Checkpoint,
     CommitResult,
     LateAnswer,
@@ -84,6 +85,23 @@ class SessionStateStore(Protocol):
         self, source_id: str, target_id: str | None = None, *, up_to: int | None = None
     ) -> SessionInfo:
         """Copy rows ``[0, up_to)`` and the checkpoints in range into a new session."""
+        ...
+
+    async def fork_session(
+        self,
+        source_id: str,
+        target_id: str | None = None,
+        *,
+        at: int | None = None,
+        checkpoint_id: str | None = None,
+    ) -> SessionInfo:
+        """A branch: a copy of rows ``[0, at)`` (all by default, or up to the checkpoint
+        ``checkpoint_id``) and the checkpoints in range that names its parent
+        (``SessionInfo.branch_of``) and is listed by ``list_branches`` (BR-1..BR-6)."""
+        ...
+
+    async def list_branches(self, session_id: str) -> list[Branch]:
+        """The branches forked from the session that still exist, oldest first (BR-4)."""
         ...
 
     async def list_sessions(
@@ -161,6 +179,11 @@ class SessionStateStore(Protocol):
 
     async def list_redactions(self, session_id: str) -> list[Redaction]:
         """The session's redaction audit, oldest first (RED-5)."""
+        ...
+
+    async def erase_user(self, user_id: str) -> list[str]:
+        """Delete every session of ``user_id`` (everything each holds) and the user's map
+        of scoped state; the erased session ids, sorted (ERA-1..ERA-5)."""
         ...
 
     # Expiry (docs/lifecycle.md, "Expiry")

@@ -299,6 +299,15 @@ class Engine(ABC):
     async def scoped_state(self, scope: str, owner: str) -> JsonObject:
         """The app or user map of scoped state, ``{}`` if never written."""
 
+    async def erase_user(self, user_id: str, session_ids: Sequence[str]) -> None:
+        """Delete ``session_ids`` (as ``delete`` does) and the user's map of scoped state,
+        overwriting the storage they free where the engine can (docs/lifecycle.md,
+        "Erasure"). The default refuses: the engine cannot erase."""
+        raise StoreMisconfiguredError(
+            f"user {user_id!r}: the {self.system} store cannot erase a user's data "
+            "(its engine has no erase_user primitive, docs/lifecycle.md)"
+        )
+
     async def restore(
         self, new: NewSession, plans: Sequence[Changes]
     ) -> Literal["created", "exists"]:

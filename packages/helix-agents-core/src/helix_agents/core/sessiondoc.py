@@ -3,7 +3,8 @@ written once for every engine.
 
 A session's stored metadata is one JSON object: the caller's keys, plus core's own
 record under the reserved key ``_helix`` (the title ``t``, the metadata version ``v``,
-the redaction audit ``r``). Engines store it as any metadata; core splits it on read,
+the redaction audit ``r``, where a branch was forked ``b``, the branches forked from the
+session ``bs``). Engines store it as any metadata; core splits it on read,
 so callers never see the reserved key and cannot write it (META-1).
 """
 
@@ -18,7 +19,7 @@ import pydantic
 from .errors import MetadataVersionConflictError, ValidationError
 from .inputs import check_id, check_json, check_text
 from .messages import ChatMessage, ContextMessage, JsonObject, Message
-from .models import Redaction
+from .models import Branch, Redaction
 
 __all__ = [
     "MAX_METADATA_BYTES",
@@ -52,6 +53,7 @@ REDACTED = "[redacted]"
 """The content of a redacted row when no replacement is given."""
 
 _redactions: pydantic.TypeAdapter[list[Redaction]] = pydantic.TypeAdapter(list[Redaction])
+_branches: pydantic.TypeAdapter[list[Branch]] = pydantic.TypeAdapter(list[Branch])
 
 
 class SessionDoc:
@@ -76,6 +78,27 @@ class SessionDoc:
     def redactions(self) -> list[Redaction]:
         """The redaction audit, oldest first."""
         return _redactions.validate_python(self.own.get("r", []))
+
+    @property
+    def branch_of(self) -> Branch | None:
+        """Where the session was forked, ``None`` unless it is a branch."""
+        found = self.own.get("b")
+        return None if found is None else Branch.model_validate(found)
+
+    def branches(self) -> list[Branch]:
+        """The branches forked from the session, as recorded, oldest first."""
+        return _branches.validate_python(self.own.get("bs", []))
+
+    def copied(self, end: int, branch: Branch | None) -> JsonObject:
+        """The stored metadata of a copy of the session's rows below ``end``: the audit
+        of those rows, no branches of its own, and ``branch`` as its fork point."""
+        own = {k: v for k, v in self.own.items() if k not in ("r", "b", "bs")}
+        kept = [r.model_dump(mode="json") for r in self.redactions() if r.index < end]
+        if kept:  # the audit of the rows the copy holds (RED-5)
+            own["r"] = kept
+        if branch is not None:
+            own["b"] = branch.model_dump(mode="json")
+        return SessionDoc({**self.user, RESERVED: own}).stored()
 
     def stored(self) -> JsonObject:
         """The object to store: the caller's keys and, when it holds anything, core's record."""

@@ -501,6 +501,43 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
         if dead:  # deleted while being copied: the copy may hold what the delete missed
             await self._runs.delete(dead)
 
+    async def afork_thread(self, config: RunnableConfig, target_thread_id: str) -> RunnableConfig:
+        """Branch a thread at a checkpoint: a new thread, a branch of the source's session
+        (``store.fork_session``, listed by ``store.list_branches``), holding the checkpoints
+        and writes up to the one ``config`` names (its latest without a ``checkpoint_id``)
+        and none after it; the config of that checkpoint in the new thread, to resume from.
+
+        The target must not exist (``SessionExistsError``); a checkpoint the source does not
+        hold is a ``ValidationError``. Another adapter's session raises ``ForeignSessionError``.
+        """
+        self._bind()
+        source, ns = thread_of(config), namespace_of(config) or ""
+        target = _thread_id(target_thread_id)
+        await self._threads.check_writable(source)
+        await self._threads.check_writable(target)
+        checkpoint_id = checkpoint_id_of(config)
+        if checkpoint_id is None:
+            latest = await self._latest(source, ns)
+            parsed = None if latest is None else parse_checkpoint_key(latest[0])
+            checkpoint_id = None if parsed is None else parsed[1]
+        if checkpoint_id is None or not await self._threads.get(
+            source, checkpoint_key(ns, checkpoint_id)
+        ):
+            raise ValidationError(
+                f"thread {source!r}: no checkpoint {checkpoint_id!r} in namespace {ns!r} "
+                "to fork at",
+                session_id=source,
+            )
+        await self.store.fork_session(source, target)
+        later: list[str] = []
+        async for record in self._threads.walk(target, ""):
+            if _after(record.checkpoint_id, checkpoint_id):
+                later.append(record.checkpoint_id)
+            elif (entry := self._entry(target, record.checkpoint_id, record.state)) is not None:
+                await self._runs.add(entry)
+        await self._threads.delete(target, later)
+        return config_for(target, ns, checkpoint_id)
+
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """``"keep_latest"``: keep each namespace's newest checkpoint and its writes;
         ``"delete"``: delete the threads. Another adapter's session among them raises
@@ -592,6 +629,10 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
         """Sync :meth:`acopy_thread`."""
         self._sync(self.acopy_thread(source_thread_id, target_thread_id))
 
+    def fork_thread(self, config: RunnableConfig, target_thread_id: str) -> RunnableConfig:
+        """Sync :meth:`afork_thread`."""
+        return self._sync(self.afork_thread(config, target_thread_id))
+
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """Sync :meth:`aprune`."""
         self._sync(self.aprune(thread_ids, strategy=strategy))
@@ -608,6 +649,19 @@ class HelixCheckpointSaver(BaseCheckpointSaver[int]):
 
 async def _collect(found: AsyncIterator[CheckpointTuple]) -> list[CheckpointTuple]:
     return [item async for item in found]
+
+
+def _after(key: str, checkpoint_id: str) -> bool:
+    """Whether the record ``key`` belongs after the fork point ``checkpoint_id``: a
+    checkpoint or write of a later checkpoint, or the claim of the fork point's child or a
+    later one (LangGraph's checkpoint ids sort by time)."""
+    if (found := parse_checkpoint_key(key)) is not None:
+        return found[1] > checkpoint_id
+    if (write := parse_write_key(key)) is not None:
+        return write[1] > checkpoint_id
+    if (claim := parse_claim_key(key)) is not None:
+        return claim[1] >= checkpoint_id
+    return False
 
 
 def _thread_id(thread_id: Any) -> str:

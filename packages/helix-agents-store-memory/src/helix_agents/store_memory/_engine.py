@@ -137,6 +137,13 @@ class MemoryEngine(Engine):
             self.data.listing.remove(session.user_id, session.last_activity_at, session_id)
             return True
 
+    async def erase_user(self, user_id: str, session_ids: Sequence[str]) -> None:
+        """Delete the sessions, then drop the user's map of scoped state."""
+        for session_id in session_ids:
+            await self.delete(session_id)
+        with self.data.scoped_lock:
+            self.data.scoped.pop(("user", user_id), None)
+
     async def list_sessions(
         self, user_id: str, after: tuple[datetime, str] | None, limit: int
     ) -> Sequence[SessionSummary]:

@@ -71,6 +71,8 @@ _TRACKED = {
     "delete": "SELECT w" + _COMMITTED + " FROM {s}.__agents_delete(%s::text) w",
 }
 _READS = frozenset({"snapshot", "list", "all", "scoped"})
+_ERASE_SESSIONS = "SELECT count(*) FROM unnest(%s::text[]) AS x(id) WHERE {s}.__agents_delete(x.id)"
+_ERASE_USER_MAP = "DELETE FROM {s}.__agents_scoped WHERE scope = 'user' AND owner = %s"
 
 
 class PostgresEngine(Engine):
@@ -100,6 +102,10 @@ class PostgresEngine(Engine):
         self._sql = {k: q.format(s=quoted).encode() for k, q in statements.items()}
         # A restore's statements share one transaction, whose id and position are read once.
         self._plain = {k: _STATEMENTS[k].format(s=quoted).encode() for k in ("create", "apply")}
+        self._erase = (
+            _ERASE_SESSIONS.format(s=quoted).encode(),
+            _ERASE_USER_MAP.format(s=quoted).encode(),
+        )
         self._dumps = Dumps(schema)
 
     async def open(self) -> None:
@@ -241,6 +247,25 @@ class PostgresEngine(Engine):
         """One call of ``__agents_delete``."""
         ((found,),) = await self._rows("delete", (session_id,), session_id, write=True)
         return bool(found)
+
+    async def erase_user(self, user_id: str, session_ids: Sequence[str]) -> None:
+        """``__agents_delete`` of each session (in id order, so two erasures cannot
+        deadlock) and the user's map, in one transaction."""
+        sessions, user_map = self._erase
+
+        async def work(conn: AsyncConnection[Any]) -> None:
+            committed: Row | None = None
+            async with conn.transaction(), conn.cursor(row_factory=tuple_row) as cur:
+                await cur.execute(sessions, (sorted(session_ids),))
+                await cur.execute(user_map, (user_id,))
+                if self.standby is not None:
+                    await cur.execute(_COMMITTED_NOW)
+                    committed = await cur.fetchone()
+            if self.standby is not None and committed is not None:
+                for session_id in session_ids:
+                    self.standby.note(session_id, *committed)
+
+        await self.connections.on_connection("erase", work, True)
 
     async def list_sessions(
         self, user_id: str, after: tuple[datetime, str] | None, limit: int

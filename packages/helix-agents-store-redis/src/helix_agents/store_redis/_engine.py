@@ -316,6 +316,15 @@ class RedisEngine(Engine):
             may_have_landed=False,
         )
 
+    async def erase_user(self, user_id: str, session_ids: Sequence[str]) -> None:
+        """Delete each session (settling its journal), then settle the user's map and drop
+        it with the keys beside it, and the user's listing index."""
+        for session_id in session_ids:
+            await self.delete(session_id)
+        await self.journal.read("user", user_id)
+        await self.client.delete(*self.keys.scoped("user", user_id))  # one slot
+        await self.client.delete(self.keys.user(user_id))
+
     async def list_sessions(
         self, user_id: str, after: tuple[datetime, str] | None, limit: int
     ) -> Sequence[SessionSummary]:

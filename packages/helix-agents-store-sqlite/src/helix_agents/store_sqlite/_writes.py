@@ -284,6 +284,16 @@ def delete(db: sqlite3.Connection, sid: str, version: int | None = None) -> bool
     return True
 
 
+def erase_user(db: sqlite3.Connection, user_id: str, session_ids: Sequence[str]) -> None:
+    """Delete the sessions and the user's map of scoped state with ``secure_delete`` on
+    for these statements, so the bytes they free are zeroed (docs/lifecycle.md)."""
+    db.execute("PRAGMA secure_delete = ON").fetchall()
+    for sid in session_ids:
+        delete(db, sid)
+    db.execute("DELETE FROM __agents_scoped_state WHERE scope = 'user' AND owner = ?", (user_id,))
+    db.execute("PRAGMA secure_delete = OFF").fetchall()
+
+
 def _delete(db: sqlite3.Connection, sid: str, tables: tuple[str, ...]) -> None:
     """Drop the session's records from ``tables``, and its own map of scoped state."""
     for table in tables:

@@ -141,6 +141,12 @@ class SQLiteEngine(Engine):
         """Delete the session if it is at ``version``, in one transaction."""
         return await self._write(lambda db: _writes.delete(db, session_id, version))
 
+    async def erase_user(self, user_id: str, session_ids: Sequence[str]) -> None:
+        """One transaction that zeroes what it frees, then a WAL checkpoint, so the
+        user's data is in neither file (docs/lifecycle.md, ERA-5)."""
+        await self._write(lambda db: _writes.erase_user(db, user_id, session_ids))
+        await self._on(self._writer).checkpoint()
+
     async def list_sessions(
         self, user_id: str, after: tuple[datetime, str] | None, limit: int
     ) -> Sequence[SessionSummary]:

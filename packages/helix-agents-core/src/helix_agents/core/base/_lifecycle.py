@@ -7,7 +7,8 @@ from collections.abc import Callable, Mapping
 
 from pydantic import JsonValue
 
-from ..errors import ValidationError
+from ..errors import ConcurrencyConflictError, ValidationError
+from ..inputs import check_id
 from ..messages import ChatMessage
 from ..models import Redaction, SessionInfo
 from ..seam import Changes, RowSpan, Snapshot, Want, head_of
@@ -25,9 +26,13 @@ from ..sessiondoc import (
 )
 from ._plumbing import Plumbing, info, row_message
 
-__all__ = ["LifecycleMethods"]
+__all__ = ["ERASE_BATCH", "ERASE_ROUNDS", "LifecycleMethods"]
 
 _ALL_ROWS = Want(rows=RowSpan(0))
+ERASE_BATCH = 200
+"""Sessions read per listing call while erasing a user."""
+ERASE_ROUNDS = 5
+"""Listing passes an erasure makes before it gives up on sessions still being created."""
 
 
 class LifecycleMethods(Plumbing):
@@ -143,6 +148,36 @@ class LifecycleMethods(Plumbing):
     async def list_redactions(self, session_id: str) -> list[Redaction]:
         """The session's redaction audit, oldest first (RED-5)."""
         return SessionDoc((await self._snapshot(session_id)).metadata).redactions()
+
+    async def erase_user(self, user_id: str) -> list[str]:
+        """Delete every session of ``user_id`` and the user's map of scoped state; the ids
+        of the sessions erased, sorted (ERA-1..ERA-5)."""
+        self._check_open()
+        check_id(user_id, "user_id")
+        erased: set[str] = set()
+        for _ in range(ERASE_ROUNDS):
+            found = await self._user_session_ids(user_id)
+            await self.engine.erase_user(user_id, found)
+            for session_id in found:
+                self._forget(session_id)
+            erased.update(found)
+            if not found:
+                return sorted(erased)
+        raise ConcurrencyConflictError(
+            f"user {user_id!r}: sessions kept being created during the erasure "
+            f"({len(erased)} erased); erase again once nothing creates them"
+        )
+
+    async def _user_session_ids(self, user_id: str) -> list[str]:
+        """Every session id the user's listing holds now."""
+        found: list[str] = []
+        after = None
+        while True:
+            page = await self.engine.list_sessions(user_id, after, ERASE_BATCH)
+            found.extend(s.id for s in page)
+            if len(page) < ERASE_BATCH:
+                return found
+            after = (page[-1].last_activity_at, page[-1].id)
 
 
 def _row_index(snap: Snapshot, target: int | str) -> int:

@@ -162,6 +162,18 @@ class Plumbing:
         self._keep_head(snap)
         return snap
 
+    async def _reclaim(self, session_id: str) -> bool:
+        """Free an id a create found taken, if its session is expired: delete it at the
+        version read (TTL-3). Whether the id may be free now."""
+        snap = await self.engine.snapshot(session_id, Want())
+        if snap is None:
+            return True
+        if not self._expired(snap):
+            return False
+        self._forget(session_id)
+        await self.engine.delete_at(session_id, snap.version)
+        return True
+
     def _expired(self, snap: Snapshot) -> bool:
         """Whether the session is expired now, by the store's clock (TTL-1, TTL-2)."""
         policy = self._expiry
@@ -270,6 +282,7 @@ def info(snap: Snapshot) -> SessionInfo:
         metadata=_metadata.validate_python(doc.user),
         title=doc.title,
         metadata_version=doc.version,
+        branch_of=doc.branch_of,
     )
 
 

@@ -1,18 +1,23 @@
-"""Sessions, scoped state and runs, once for every engine."""
+"""Sessions, scoped state and runs, once for every engine (copies: ``_branches``)."""
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from datetime import datetime
 
 from pydantic import JsonValue
 
 from ..cursors import decode_all_cursor, decode_sessions_cursor, encode_sessions_cursor
-from ..errors import SessionExistsError, session_not_found
+from ..errors import SessionExistsError
 from ..inputs import check_id
 from ..limits import check_listing_first
-from ..listing import FILTERED_BATCH, ListingFilter, check_listing_filter, scan
+from ..listing import (
+    FILTERED_BATCH,
+    USER_SCAN_BUDGET,
+    ListingFilter,
+    check_listing_filter,
+    scan,
+)
 from ..messages import JsonObject
 from ..models import (
     ListedSession,
@@ -26,25 +31,21 @@ from ..models import (
 from ..rules import (
     assert_fence,
     check_finish_status,
-    check_limit,
     check_new_session,
-    new_session_id,
 )
 from ..scoped import check_scope
 from ..seam import Changes, NewSession, Snapshot, Want
 from ..sessiondoc import SessionDoc
 from ._plumbing import Plumbing, fresh_head, info
 
-__all__ = ["USER_SCAN_BUDGET", "SessionMethods"]
+__all__ = ["SessionMethods"]
 
-USER_SCAN_BUDGET = 400
-"""The most sessions one filtered ``list_sessions`` call reads (one head read each)."""
 
 _SCOPED = Want(session_scoped=True)
 
 
 class SessionMethods(Plumbing):
-    """Create, read, delete, clear and clone sessions; list a user's; scoped state; runs."""
+    """Create, read, delete and clear sessions; list a user's; scoped state; runs."""
 
     async def create_session(
         self,
@@ -65,18 +66,6 @@ class SessionMethods(Plumbing):
         head = fresh_head(new)
         self._keep_head(head)
         return info(head)
-
-    async def _reclaim(self, session_id: str) -> bool:
-        """Free an id a create found taken, if its session is expired: delete it at the
-        version read (TTL-3). Whether the id may be free now."""
-        snap = await self.engine.snapshot(session_id, Want())
-        if snap is None:
-            return True
-        if not self._expired(snap):
-            return False
-        self._forget(session_id)
-        await self.engine.delete_at(session_id, snap.version)
-        return True
 
     async def get_session(self, session_id: str) -> SessionInfo | None:
         """The session, or ``None``."""
@@ -103,45 +92,6 @@ class SessionMethods(Plumbing):
             return Changes(activity=self._activity(snap), clear=True, run=run), None
 
         await self._write(session_id, Want(), plan)
-
-    async def clone_session(
-        self, source_id: str, target_id: str | None = None, *, up_to: int | None = None
-    ) -> SessionInfo:
-        """Copy rows ``[0, up_to)`` and the checkpoints in range into a new session."""
-        snap = await self._snapshot(source_id)
-        while True:
-            end = snap.message_count if up_to is None else up_to
-            check_limit(source_id, "up_to", end, snap.first_index, snap.message_count)
-            target = new_session_id(target_id, "target_id")
-            now = self._clock()
-            doc = SessionDoc(snap.metadata)
-            kept = [r.model_dump(mode="json") for r in doc.redactions() if r.index < end]
-            doc.own.pop("r", None)
-            if kept:  # the audit of the rows the clone copies (RED-5)
-                doc.own["r"] = kept
-            meta = copy.deepcopy(doc.stored())
-            new = NewSession(
-                target, snap.user_id, now, meta, clone_of=(source_id, snap.version, end)
-            )
-            outcome = await self.engine.create(new)
-            if outcome == "exists" and await self._reclaim(target):
-                outcome = await self.engine.create(new)
-            if outcome == "created":
-                return SessionInfo(
-                    id=target,
-                    user_id=snap.user_id,
-                    created_at=now,
-                    last_activity_at=now,
-                    message_count=end,
-                    metadata=copy.deepcopy(doc.user),
-                    title=doc.title,
-                    metadata_version=doc.version,
-                )
-            if outcome == "exists":
-                raise SessionExistsError(f"session {target!r} exists", session_id=target)
-            if outcome.snapshot is None:
-                raise session_not_found(source_id)
-            snap = outcome.snapshot
 
     async def list_sessions(
         self,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..handles import SessionHandles
 from ..lifecycle import ClosesOnExit
+from ._branches import BranchMethods
 from ._context import ContextMethods
 from ._expiry import ExpiryMethods
 from ._lifecycle import LifecycleMethods
@@ -16,6 +17,7 @@ __all__ = ["StoreBase"]
 
 class StoreBase(
     SessionMethods,
+    BranchMethods,
     RowMethods,
     RecordMethods,
     ContextMethods,

@@ -103,6 +103,8 @@ class TracedStore(SessionHandles, SessionStateStore, Generic[S]):
     delete_session = _traced(SessionStateStore.delete_session)
     clear_session = _traced(SessionStateStore.clear_session)
     clone_session = _traced(SessionStateStore.clone_session)  # the source session
+    fork_session = _traced(SessionStateStore.fork_session)  # the source session
+    list_branches = _traced(SessionStateStore.list_branches)
     list_sessions = _traced(SessionStateStore.list_sessions, session="None")  # a user id: never
     list_all_sessions = _traced(SessionStateStore.list_all_sessions, session="None")
     get_scoped_state = _traced(SessionStateStore.get_scoped_state, session=_SCOPED_OWNER)
@@ -110,6 +112,7 @@ class TracedStore(SessionHandles, SessionStateStore, Generic[S]):
     set_session_title = _traced(SessionStateStore.set_session_title)
     redact_message = _traced(SessionStateStore.redact_message)
     list_redactions = _traced(SessionStateStore.list_redactions)
+    erase_user = _traced(SessionStateStore.erase_user, session="None")  # a user id: never
     set_session_expiry = _traced(SessionStateStore.set_session_expiry)
     get_session_expiry = _traced(SessionStateStore.get_session_expiry)
     sweep = _traced(SessionStateStore.sweep, session="None")
