@@ -55,6 +55,15 @@ failover-long: $(SYNCED) ## The failover fault tests' long version: bigger workl
 mutation: $(SYNCED) ## Mutation testing; score and survivors into docs/contract.md (~1 h)
 	nice -n 10 $(UV) run python contract_tests/mutation.py $(MUTATION_ARGS)
 
+# docs/lifecycle.md, "Storage stays flat": SOAK_TURNS turns with idle_ttl, checkpoint
+# retention and the sweep on SOAK_BACKEND (sqlite, postgres, redis or memory); fails if the
+# storage grows after warm-up. make test runs a 5,000-turn sample (repo_tests/test_soak.py).
+SOAK_TURNS ?= 1000000
+SOAK_BACKEND ?= sqlite
+.PHONY: soak
+soak: $(SYNCED) ## Soak: 1,000,000 turns with TTL on; storage must stay flat (~30 min on SQLite)
+	nice -n 10 $(UV) run python -m bench.soak --backend $(SOAK_BACKEND) --turns $(SOAK_TURNS)
+
 .PHONY: demo
 demo: $(SYNCED) ## Run the scripted agent loop on ./helix-demo.db (SQLite)
 	$(UV) run python examples/agent_loop.py

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from helix_agents.contract import RULE_IDS, SessionStoreContract
-from helix_agents.contract._base import rule_tests
+from helix_agents.contract._base import needs, rule_tests
 
 
 def test_every_spec_rule_id_has_a_test() -> None:
@@ -34,6 +34,7 @@ def test_every_spec_rule_id_has_a_test() -> None:
         "BR": 6,
         "ENC": 6,
         "USG": 5,
+        "TTL": 8,
     }
     expected = {f"{g}-{n}" for g, count in groups.items() for n in range(1, count + 1)}
     # CS-13..CS-18 are core's pure rules, tested in helix-agents-core.
@@ -97,7 +98,7 @@ def test_expected_failures_and_capabilities(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("-p", "anyio", "-q", "-rsx")
     # The counts follow from the suite's registry (plus the state machine, which passes).
     rules = rule_tests(SessionStoreContract).values()
-    skipped = [i for i, f in rules if getattr(f, "__rule_requires__", None) == "shared_instances"]
+    skipped = [i for i, f in rules if "shared_instances" in needs(f)]
     retention = ("MSG-5", "MSG-11", "CS-9", "CS-19", "RED-6", "ENC-1")
     xfailed = [i for i, _ in rules if i in retention and i not in skipped]
     assert len(xfailed) == 6

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 import pydantic
 
@@ -22,6 +22,7 @@ from helix_agents.core import JsonObject
 from helix_agents.core.backend import (
     Changes,
     Engine,
+    ExpiryOptions,
     NewSession,
     Refused,
     SessionDump,
@@ -35,7 +36,6 @@ from helix_agents.core.backend import (
     listed_of,
     scoped_maps_of,
     snapshot_of,
-    summary_of,
     utcnow,
 )
 from helix_agents.core.models import ListedSession, SessionSummary
@@ -119,7 +119,7 @@ class JsonDocumentEngine(Engine):
         mine.sort(key=lambda r: _order(r.last_activity_at, r.id))
         if after is not None:
             mine = [r for r in mine if _order(r.last_activity_at, r.id) > _order(*after)]
-        return [summary_of(r) for r in mine[:limit]]
+        return [listed_of(r) for r in mine[:limit]]  # with metadata: core decides expiry
 
     async def list_all(self, after_id: str | None, limit: int) -> Sequence[ListedSession]:
         """The next ids in order, by a sort of every key (a database would range-scan)."""
@@ -164,6 +164,7 @@ class JsonDocumentStore(StoreBase):
         *,
         max_messages: int | None = None,
         clock: Callable[[], datetime] = utcnow,
+        **expiry: Unpack[ExpiryOptions],
     ) -> None:
         engine = JsonDocumentEngine(documents, shared)
-        super().__init__(engine, max_messages=max_messages, clock=clock)
+        super().__init__(engine, max_messages=max_messages, clock=clock, **expiry)

@@ -11,12 +11,15 @@ from collections.abc import Callable
 
 import pytest
 
-from helix_agents.contract import SessionStoreContract, StoreFactory
+from helix_agents.contract import Capabilities, SessionStoreContract, StoreFactory
 from helix_agents.store_redis import RedisStateStore
 
 
 class TestRedisContract(SessionStoreContract):
     """Every rule id against a standalone Redis server."""
+
+    # idle_ttl is Redis's own, on server time (test_redis_ttl.py); sessions' own TTLs are core's.
+    capabilities = Capabilities(clock_idle_ttl=False)
 
     @pytest.fixture
     def store_factory(self, standalone_factory: Callable[..., RedisStateStore]) -> StoreFactory:
@@ -25,6 +28,8 @@ class TestRedisContract(SessionStoreContract):
 
 class TestRedisClusterContract(SessionStoreContract):
     """Every rule id against a Redis Cluster of three masters started from redis-server."""
+
+    capabilities = Capabilities(clock_idle_ttl=False)
 
     @pytest.fixture
     def store_factory(self, cluster_factory: Callable[..., RedisStateStore]) -> StoreFactory:

@@ -53,7 +53,10 @@ class Capabilities:
     * ``scoped_state`` — commits carry app, user and session state and
       ``get_scoped_state`` reads it (docs/scoped-state.md; SCS-1..5);
     * ``engine`` — the store is core's ``StoreBase`` over an engine
-      (docs/backends/writing.md; ENG-1, ENG-2).
+      (docs/backends/writing.md; ENG-1, ENG-2);
+    * ``clock_idle_ttl`` — the store-wide ``idle_ttl`` option is core's, decided on
+      the factory's clock (TTL-1, TTL-5); Redis's is its own, on server time
+      (``test_redis_ttl.py``).
     """
 
     retention: bool = True
@@ -62,6 +65,7 @@ class Capabilities:
     clock: bool = True
     scoped_state: bool = True
     engine: bool = True
+    clock_idle_ttl: bool = True
 
 
 def backend_unavailable(reason: str) -> NoReturn:
@@ -74,8 +78,9 @@ def backend_unavailable(reason: str) -> NoReturn:
     pytest.skip(reason)
 
 
-def rule(rule_id: str, *, requires: str | None = None) -> Callable[[_F], _F]:
-    """Mark a test as the check of ``rule_id``; ``requires`` names a :class:`Capabilities` flag."""
+def rule(rule_id: str, *, requires: str | tuple[str, ...] | None = None) -> Callable[[_F], _F]:
+    """Mark a test as the check of ``rule_id``; ``requires`` names the :class:`Capabilities`
+    flags it needs (one, or a tuple)."""
 
     def mark(func: _F) -> _F:
         func.__rule_id__ = rule_id  # type: ignore[attr-defined]
@@ -83,6 +88,14 @@ def rule(rule_id: str, *, requires: str | None = None) -> Callable[[_F], _F]:
         return func
 
     return mark
+
+
+def needs(func: Callable[..., Any]) -> tuple[str, ...]:
+    """The capability flags a rule test requires."""
+    requires = getattr(func, "__rule_requires__", None)
+    if requires is None:
+        return ()
+    return (requires,) if isinstance(requires, str) else tuple(requires)
 
 
 def rule_tests(cls: type) -> dict[str, tuple[str, Callable[..., Any]]]:
@@ -134,9 +147,9 @@ class ContractBase:
             marks: list[pytest.MarkDecorator] = []
             if reason is not None:
                 marks.append(pytest.mark.xfail(reason=f"{rule_id}: {reason}", strict=True))
-            requires = getattr(func, "__rule_requires__", None)
-            if requires is not None and not getattr(cls.capabilities, requires):
-                marks.append(pytest.mark.skip(reason=f"store lacks capability {requires!r}"))
+            missing = [n for n in needs(func) if not getattr(cls.capabilities, n)]
+            if missing:
+                marks.append(pytest.mark.skip(reason=f"store lacks capability {missing[0]!r}"))
             if marks and current is not None:
                 setattr(cls, name, _with_marks(current, marks))
 

@@ -63,6 +63,19 @@ class ErasureRules:
         assert await store.list_checkpoints(sids[0]) == []
         assert await store.list_pending_approvals(sids[0]) == []
 
+    @rule("ERA-1")
+    async def test_ERA_1_a_user_with_more_sessions_than_one_listing_batch(
+        self, store: SessionStateStore
+    ) -> None:
+        ids = [f"s{n:03}" for n in range(450)]  # more than two of core's listing batches
+        for sid in ids:
+            await store.create_session(sid, user_id="many")
+        await store.create_session("other", user_id="someone")
+        assert await store.erase_user("many") == ids
+        assert (await store.list_sessions("many")).sessions == ()
+        assert await store.get_session("s449") is None
+        assert await store.get_session("other") is not None
+
     @rule("ERA-2", requires="scoped_state")
     async def test_ERA_2_nothing_else_changes(self, store: SessionStateStore) -> None:
         tag = _tag()

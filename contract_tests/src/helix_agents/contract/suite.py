@@ -22,6 +22,7 @@ from .rules_edits import EditRules
 from .rules_encryption import EncryptionRules
 from .rules_engine import EngineRules
 from .rules_erasure import ErasureRules
+from .rules_expiry import ExpiryRules
 from .rules_fidelity import FidelityRules
 from .rules_handles import HandleRules
 from .rules_inputs import InputRules
@@ -67,6 +68,7 @@ class SessionStoreContract(
     BranchRules,
     ErasureRules,
     UsageRules,
+    ExpiryRules,
     ContractBase,
 ):
     """The contract suite of docs/rules.md: one test per rule id, plus the state machine.

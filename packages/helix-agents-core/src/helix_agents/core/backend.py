@@ -12,6 +12,7 @@ from .base import StoreBase
 from .clock import utcnow
 from .cursors import decode_message_cursor, encode_message_cursor
 from .dumps import DUMP_WANT, SessionDump
+from .expiry import DEFAULT_SWEEP_INTERVAL, OPTION_NAMES, ExpiryOptions, expiry_options
 from .handles import SessionHandles
 from .inprocess import (
     SessionRecords,
@@ -43,11 +44,14 @@ from .seam import (
 from .urls import check_userinfo, redact_url
 
 __all__ = [
+    "DEFAULT_SWEEP_INTERVAL",
     "DUMP_WANT",
     "ENTRY_POINT_GROUP",
     "MAX_COUNT",
+    "OPTION_NAMES",
     "Changes",
     "Engine",
+    "ExpiryOptions",
     "NewSession",
     "Queue",
     "Refused",
@@ -68,6 +72,7 @@ __all__ = [
     "dump_message_json",
     "dump_of",
     "encode_message_cursor",
+    "expiry_options",
     "head_of",
     "listed_of",
     "parse_message_json",

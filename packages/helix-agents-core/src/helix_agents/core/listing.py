@@ -124,10 +124,12 @@ async def scan(
     wanted: ListingFilter,
     after: str | None,
     first: int,
+    expired: Callable[[ListedSession], bool] = lambda s: False,
 ) -> ListedSessionsPage:
     """One page: sessions after ``after`` by id that pass ``wanted``, read in batches.
 
-    Unfiltered, every page but the last holds exactly ``first`` sessions. Filtered, a
+    Sessions ``expired`` (on their stored metadata) are skipped (TTL-1). Unfiltered,
+    every page but the last holds exactly ``first`` sessions. Filtered, a
     call stops after :data:`SCAN_BUDGET` sessions read; its page may then be short (even
     empty) and its cursor continues after the last session read.
     """
@@ -135,9 +137,9 @@ async def scan(
     found: list[ListedSession] = []
     scanned = 0
     while True:
-        got = [public(s) for s in await read(after, batch)]
+        got = await read(after, batch)
         for s in got:
-            if wanted.matches(s):
+            if not expired(s) and wanted.matches(s := public(s)):
                 found.append(s)
                 if len(found) > first:
                     cursor = encode_all_cursor(wanted.fingerprint, found[first - 1].id)

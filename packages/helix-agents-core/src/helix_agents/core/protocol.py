@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Protocol, Self, runtime_checkable
 
 from pydantic import JsonValue
 
+from .expiry import SessionExpiry, SweepResult
 from .messages import JsonObject, Message
 from .models import (
     ApprovalResolution,
@@ -196,6 +197,29 @@ class SessionStateStore(Protocol):
     async def get_user_usage(self, user_id: str, *, cursor: str | None = None) -> UserUsage:
         """The usage of the user's sessions summed, a bounded number of sessions per
         call; ``next_cursor`` (not ``None``) continues with the rest (USG-5)."""
+        ...
+
+    # Expiry (docs/lifecycle.md, "Expiry")
+
+    async def set_session_expiry(
+        self,
+        session_id: str,
+        *,
+        idle_ttl: float | timedelta | None = None,
+        expires_at: datetime | None = None,
+    ) -> SessionExpiry:
+        """Give the session its own idle TTL (it replaces the store's ``idle_ttl``) and/or
+        an absolute expiry; both ``None`` clears them; the settings and the deadline
+        (TTL-2)."""
+        ...
+
+    async def get_session_expiry(self, session_id: str) -> SessionExpiry:
+        """The session's own expiry settings and when it expires (TTL-2)."""
+        ...
+
+    async def sweep(self, *, limit: int = 1_000) -> SweepResult:
+        """Delete expired sessions, reading at most ``limit`` (1..100,000) sessions from
+        where this store's last sweep stopped (TTL-4)."""
         ...
 
     # Scoped state (docs/scoped-state.md)

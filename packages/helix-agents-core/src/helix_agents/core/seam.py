@@ -272,6 +272,16 @@ class Engine(ABC):
     async def delete(self, session_id: str) -> bool:
         """Remove the session and everything it holds; whether it existed."""
 
+    async def delete_at(self, session_id: str, version: int) -> bool:
+        """Delete the session only if it is still at ``version``; whether it did. The sweep
+        and a create over an expired id use it, so a session written meanwhile survives
+        (TTL-4, TTL-5). The default reads, then deletes: a write landing between the two
+        is lost with the session; an engine with a lock or a transaction overrides it."""
+        snap = await self.snapshot(session_id, Want())
+        if snap is None or snap.version != version:
+            return False
+        return await self.delete(session_id)
+
     @abstractmethod
     async def list_sessions(
         self, user_id: str, after: tuple[datetime, str] | None, limit: int

@@ -22,7 +22,6 @@ from helix_agents.core.backend import (
     listed_of,
     scoped_maps_of,
     snapshot_of,
-    summary_of,
 )
 from helix_agents.core.models import ListedSession, SessionSummary
 
@@ -120,11 +119,18 @@ class MemoryEngine(Engine):
 
     async def delete(self, session_id: str) -> bool:
         """Mark the session deleted; drop it from the map and the listing."""
+        return self._delete(session_id, None)
+
+    async def delete_at(self, session_id: str, version: int) -> bool:
+        """Delete the session under its lock if it is still at ``version``."""
+        return self._delete(session_id, version)
+
+    def _delete(self, session_id: str, version: int | None) -> bool:
         session = self._live(session_id)
         if session is None:
             return False
         with session.lock:
-            if session.deleted:
+            if session.deleted or version not in (None, session.version):
                 return False
             session.deleted = True
             self.data.sessions.pop(session_id, None)
@@ -148,7 +154,7 @@ class MemoryEngine(Engine):
             if session is not None:
                 with session.lock:
                     if not session.deleted:
-                        page.append(summary_of(session))
+                        page.append(listed_of(session))  # its metadata decides expiry
         return page
 
     async def list_all(self, after_id: str | None, limit: int) -> Sequence[ListedSession]:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, Unpack
 
 from helix_agents.core import ValidationError
-from helix_agents.core.backend import StoreBase, redact_url, utcnow
+from helix_agents.core.backend import OPTION_NAMES, ExpiryOptions, StoreBase, redact_url, utcnow
 
 from ._engine import MemoryEngine
 from ._state import MemoryData
@@ -21,7 +21,9 @@ class MemoryStateStore(StoreBase):
     """Session state in this process; lost when it exits.
 
     Stores built on one :class:`MemoryData` share their sessions, like two
-    connections to one database. Each session has its own lock, held only
+    connections to one database. The expiry options (``idle_ttl``,
+    ``sweep_interval``, ``keep_checkpoints``, ``checkpoint_ttl``) are
+    docs/lifecycle.md's. Each session has its own lock, held only
     for the instant of a read or write, so sessions never wait on each other.
     """
 
@@ -32,14 +34,16 @@ class MemoryStateStore(StoreBase):
         max_messages: int | None = None,
         clock: Callable[[], datetime] = utcnow,
         name: str | None = None,
+        **expiry: Unpack[ExpiryOptions],
     ) -> None:
         if data is not None and not isinstance(data, MemoryData):
             raise ValidationError(f"data must be a MemoryData, not {type(data).__name__}")
         self.data = data if data is not None else MemoryData()
-        super().__init__(MemoryEngine(self.data, name), max_messages=max_messages, clock=clock)
+        engine = MemoryEngine(self.data, name)
+        super().__init__(engine, max_messages=max_messages, clock=clock, **expiry)
 
 
-_OPTIONS = frozenset({"clock", "max_messages"})
+_OPTIONS = frozenset({"clock", "max_messages", *OPTION_NAMES})
 
 
 def open_url(url: str, *, namespace: str | None = None, **options: Any) -> MemoryStateStore:

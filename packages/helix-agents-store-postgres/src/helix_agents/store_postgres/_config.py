@@ -9,7 +9,7 @@ from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from helix_agents.core import ValidationError
-from helix_agents.core.backend import check_userinfo, redact_url
+from helix_agents.core.backend import OPTION_NAMES, check_userinfo, redact_url
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
@@ -125,6 +125,10 @@ def _flag(value: str) -> bool:
     raise ValueError(f"{value!r} is not a boolean")
 
 
+def _interval(value: str) -> float | None:
+    return None if value == "off" else float(value)
+
+
 _URL_OPTIONS: dict[str, Callable[[str], Any]] = {
     "min_size": int,
     "max_size": int,
@@ -141,6 +145,11 @@ _URL_OPTIONS: dict[str, Callable[[str], Any]] = {
     "synchronous_commit": str,
     "standby": str,
     "standby_wait": float,
+    # the expiry options (docs/lifecycle.md)
+    "idle_ttl": float,
+    "sweep_interval": _interval,
+    "keep_checkpoints": int,
+    "checkpoint_ttl": float,
 }
 POOL_OPTIONS = frozenset(
     {"min_size", "max_size", "max_idle", "max_lifetime", "check", "timeout", "connect_timeout"}
@@ -156,6 +165,7 @@ STORE_OPTIONS = frozenset(
         "synchronous_commit",
         "standby",
         "standby_wait",
+        *OPTION_NAMES,
     }
 )
 
@@ -166,7 +176,8 @@ def split_url(url: str) -> tuple[str, dict[str, Any]]:
     Store options (``min_size``, ``max_size``, ``max_idle``, ``max_lifetime``,
     ``check``, ``timeout``, ``schema`` (or ``namespace``), ``auto_migrate``, ``max_messages``,
     ``operation_timeout``, ``prepare``, ``synchronous_commit``, ``standby``,
-    ``standby_wait``) are taken out; every other query parameter
+    ``standby_wait``, and the expiry options ``idle_ttl``, ``sweep_interval`` (seconds or
+    ``off``), ``keep_checkpoints``, ``checkpoint_ttl``) are taken out; every other query parameter
     (``sslmode``, ``connect_timeout``, ``application_name``, …) stays for the
     conninfo. A malformed URL or option value is a :class:`ValidationError`
     that never shows the password.

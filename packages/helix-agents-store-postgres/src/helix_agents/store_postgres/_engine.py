@@ -48,7 +48,7 @@ _STATEMENTS = {
     "delete": "SELECT {s}.__agents_delete(%s::text)",
     "list": "SELECT session_id, created_at, last_activity_at, message_count,"
     " (SELECT count(*) FROM {s}.__agents_approvals a"
-    "  WHERE a.session_id = x.session_id AND NOT a.resolved)"
+    "  WHERE a.session_id = x.session_id AND NOT a.resolved), metadata"
     " FROM {s}.__agents_sessions x WHERE user_id = %s::text AND (%s::timestamptz IS NULL"
     " OR last_activity_at < %s OR (last_activity_at = %s AND session_id > %s::text))"
     " ORDER BY last_activity_at DESC, session_id LIMIT %s",
@@ -273,15 +273,17 @@ class PostgresEngine(Engine):
         """One indexed SELECT of the user's sessions, newest activity first."""
         at, sid = after or (None, None)
         rows = await self._rows("list", (user_id, at, at, at, sid, limit), None)
-        return [
-            SessionSummary(
+        return [  # with the metadata: core decides expiry without a read of each
+            ListedSession(
                 id=session_id,
+                user_id=user_id,
                 created_at=created.astimezone(UTC),
                 last_activity_at=last.astimezone(UTC),
                 message_count=count,
                 pending_approvals=pending,
+                metadata=json.loads(metadata),
             )
-            for session_id, created, last, count, pending in rows
+            for session_id, created, last, count, pending, metadata in rows
         ]
 
     async def list_all(self, after_id: str | None, limit: int) -> Sequence[ListedSession]:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, Unpack
 
 from psycopg_pool import AsyncConnectionPool
 
 from helix_agents.core import ValidationError
-from helix_agents.core.backend import MAX_COUNT, StoreBase, utcnow
+from helix_agents.core.backend import MAX_COUNT, ExpiryOptions, StoreBase, utcnow
 
 from ._config import (
     DEFAULT_OPERATION_TIMEOUT,
@@ -51,7 +51,8 @@ class PostgresStateStore(StoreBase):
     values) is set on each of the store's connections as it connects (FO-10);
     ``standby`` is a second conninfo whose server takes the reads, each waiting
     up to ``standby_wait`` seconds for the store's own commits to be visible
-    there (FO-11, FO-12).
+    there (FO-11, FO-12). ``idle_ttl``, ``sweep_interval``, ``keep_checkpoints`` and
+    ``checkpoint_ttl`` are the expiry options of docs/lifecycle.md.
     """
 
     def __init__(
@@ -69,6 +70,7 @@ class PostgresStateStore(StoreBase):
         synchronous_commit: str | None = None,
         standby: str | None = None,
         standby_wait: float = 1.0,
+        **expiry: Unpack[ExpiryOptions],
     ) -> None:
         if (conninfo is None) == (pool is None):
             raise ValidationError(
@@ -103,7 +105,7 @@ class PostgresStateStore(StoreBase):
             )
             self._standby = Standby(replica, self.standby_wait)
         engine = PostgresEngine(self._connections, self.schema, auto_migrate, self._standby)
-        super().__init__(engine, max_messages=max_messages, clock=clock)
+        super().__init__(engine, max_messages=max_messages, clock=clock, **expiry)
 
     def __repr__(self) -> str:
         target = self._connections.target

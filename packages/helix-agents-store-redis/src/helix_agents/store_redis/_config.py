@@ -37,8 +37,11 @@ STORE_QUERY = (
     "connect_timeout",
     "wait_replicas",
     "wait_timeout",
+    "sweep_interval",
+    "keep_checkpoints",
+    "checkpoint_ttl",
 )
-_INT_QUERY = ("max_messages", "wait_replicas")
+_INT_QUERY = ("max_messages", "wait_replicas", "keep_checkpoints")
 # redis-py's names for what operation_timeout and connect_timeout set: one name each.
 RENAMED = {"socket_timeout": "operation_timeout", "socket_connect_timeout": "connect_timeout"}
 
@@ -129,6 +132,8 @@ def _split(parts: Any) -> tuple[str, dict[str, Any]]:
             rest.append((name, value))
         elif name == "key_prefix":
             ours[name] = value
+        elif name == "sweep_interval" and value == "off":
+            ours[name] = None
         else:
             ours[name] = _number(name, value)
     return urlunsplit(parts._replace(query=urlencode(rest))), ours

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from helix_agents.core import StoreUnavailableError
-from helix_agents.core.models import ListedSession, SessionSummary
+from helix_agents.core.models import ListedSession
 
 from ._codec import from_micros, micros, text
 from ._errors import DRIVER_ERRORS, driver_error
@@ -61,14 +61,14 @@ class Listing:
 
     async def page(
         self, user_id: str, after: tuple[datetime, str] | None, limit: int
-    ) -> list[SessionSummary]:
+    ) -> list[ListedSession]:
         """Up to ``limit`` of the user's sessions after ``after``. Entries whose session is
         gone or another user's are skipped, and removed after the walk (sooner would shift
         its offsets); one behind its session's activity (a cluster's lost second step) is
         moved to its place once shown: the last of a full page is the next page's first."""
         ukey = self.engine.keys.user(user_id)
         low = float("-inf") if after is None else float(-micros(after[0]))
-        page: list[SessionSummary] = []
+        page: list[ListedSession] = []
         behind: list[tuple[str, int]] = []
         gone: list[Entry] = []
         offset = 0
@@ -100,7 +100,7 @@ class Listing:
 
     async def _summaries(
         self, user_id: str, listed: list[Entry]
-    ) -> tuple[list[SessionSummary], list[tuple[str, int]], list[Entry]]:
+    ) -> tuple[list[ListedSession], list[tuple[str, int]], list[Entry]]:
         """The summaries of the listed sessions that are the user's; those whose entry is
         behind their activity; the entries of sessions gone or not the user's."""
         if not listed:
@@ -109,7 +109,7 @@ class Listing:
         try:
             async with self.engine.client.pipeline(transaction=False) as pipe:
                 for session_id, _ in listed:
-                    pipe.hmget(keys.meta(session_id), "user", "created", "la", "count")
+                    pipe.hmget(keys.meta(session_id), "user", "created", "la", "count", "md")
                     pipe.hlen(keys.session(session_id, ("appr",))[0])
                 found = await pipe.execute()
         except DRIVER_ERRORS as exc:
@@ -117,18 +117,20 @@ class Listing:
         page, behind, gone = [], [], []
         for i, (session_id, score) in enumerate(listed):
             fields: list[Any] = text(found[2 * i])
-            user, created, la, count = fields
+            user, created, la, count, md = fields
             if user != user_id:
                 gone.append((session_id, score))
                 continue
             if -int(la) != score:
                 behind.append((session_id, int(la)))
-            summary = SessionSummary(
+            summary = ListedSession(  # with the metadata: core decides expiry on it
                 id=session_id,
+                user_id=user,
                 created_at=from_micros(created),
                 last_activity_at=from_micros(la),
                 message_count=int(count),
                 pending_approvals=int(found[2 * i + 1]),
+                metadata=json.loads(md),
             )
             page.append(summary)
         return page, behind, gone

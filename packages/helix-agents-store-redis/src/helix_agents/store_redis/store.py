@@ -9,7 +9,7 @@ from typing import Any
 from redis.asyncio import Redis, RedisCluster
 
 from helix_agents.core import StoreUnavailableError, ValidationError
-from helix_agents.core.backend import StoreBase, utcnow
+from helix_agents.core.backend import DEFAULT_SWEEP_INTERVAL, StoreBase, utcnow
 
 from ._client import build_client, describe, is_cluster_url
 from ._config import StoreOptions, Timeouts, split_store_options
@@ -30,7 +30,9 @@ class RedisStateStore(StoreBase):
     untouched that long expires whole), ``max_messages`` (retention),
     ``operation_timeout`` and ``connect_timeout`` (seconds), ``wait_replicas`` and
     ``wait_timeout`` (each write waits for that many replicas: docs/scaling.md),
-    ``clock``; the store's
+    ``clock``, and core's expiry options ``sweep_interval``, ``keep_checkpoints`` and
+    ``checkpoint_ttl`` (docs/lifecycle.md; a session's own TTLs work as on every
+    store); the store's
     options may also be URL query arguments (keywords win); any other keyword goes
     to the redis-py client. See docs/backends/redis.md.
     """
@@ -51,6 +53,9 @@ class RedisStateStore(StoreBase):
         wait_replicas: int | None = None,
         wait_timeout: float | timedelta | None = None,
         clock: Callable[[], datetime] = utcnow,
+        sweep_interval: float | timedelta | None = DEFAULT_SWEEP_INTERVAL,
+        keep_checkpoints: int | None = None,
+        checkpoint_ttl: float | timedelta | None = None,
         **client_options: Any,
     ) -> None:
         if (url is None) == (client is None):
@@ -96,7 +101,22 @@ class RedisStateStore(StoreBase):
         self.options = options
         self.timeouts = timeouts
         engine = RedisEngine(client, options, where, owns=url is not None, wait=wait)
-        super().__init__(engine, max_messages=max_messages, clock=clock)
+        if sweep_interval is DEFAULT_SWEEP_INTERVAL:  # not given: the URL's, if any
+            sweep_interval = query.get("sweep_interval", sweep_interval)
+        # idle_ttl stays Redis's own (PEXPIREAT on every key, server time: docs/backends/
+        # redis.md); core's expiry serves the sessions' own TTLs and checkpoint retention.
+        super().__init__(
+            engine,
+            max_messages=max_messages,
+            clock=clock,
+            sweep_interval=sweep_interval,
+            keep_checkpoints=query.get("keep_checkpoints", keep_checkpoints)
+            if keep_checkpoints is None
+            else keep_checkpoints,
+            checkpoint_ttl=query.get("checkpoint_ttl")
+            if checkpoint_ttl is None
+            else checkpoint_ttl,
+        )
 
     def __repr__(self) -> str:
         state = {"new": "not open", "open": "open", "closed": "closed"}[self._state]

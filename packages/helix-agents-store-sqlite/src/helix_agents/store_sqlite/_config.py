@@ -10,7 +10,7 @@ from typing import Literal
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 from helix_agents.core import ValidationError
-from helix_agents.core.backend import check_text, redact_url
+from helix_agents.core.backend import OPTION_NAMES, check_text, expiry_options, redact_url
 
 __all__ = [
     "OPTIONS",
@@ -26,7 +26,10 @@ _SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
 _NAMESPACE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _MEMORY = (":memory:", "")
 _MODES = {"ro": True, "rwc": False}  # SQLite's URI modes a store can use
-OPTIONS = frozenset({"busy_timeout", "clock", "max_messages", "read_only", "synchronous"})
+OPTIONS = frozenset(
+    {"busy_timeout", "clock", "max_messages", "read_only", "synchronous", *OPTION_NAMES}
+)
+_QUERY = frozenset({"busy_timeout", "mode", "synchronous", *OPTION_NAMES})
 """The keyword options of :class:`~helix_agents.store_sqlite.SQLiteStateStore`."""
 
 
@@ -97,11 +100,11 @@ def parse_url(url: str) -> tuple[str, dict[str, str]]:
         raise ValidationError(f"SQLite URL {shown!r} names no file (try sqlite:///agent.db)")
     path = path[1:]
     query = dict(parse_qsl(parts.query, keep_blank_values=True))
-    unknown = set(query) - {"busy_timeout", "mode", "synchronous"}
+    unknown = set(query) - _QUERY
     if unknown:
         raise ValidationError(
             f"SQLite URL {shown!r}: unknown option(s) {', '.join(sorted(unknown))} "
-            f"(known: busy_timeout, mode, synchronous)"
+            f"(known: {', '.join(sorted(_QUERY))})"
         )
     return path, query
 
@@ -119,8 +122,8 @@ def namespaced_path(path: str, namespace: str | None) -> str:
 
 
 def options_from_query(query: dict[str, str]) -> dict[str, object]:
-    """Typed store options from a URL's query string."""
-    options: dict[str, object] = {}
+    """Typed store options from a URL's query string (the expiry options: docs/lifecycle.md)."""
+    options: dict[str, object] = expiry_options(query)
     if "busy_timeout" in query:
         try:
             options["busy_timeout"] = float(query["busy_timeout"])

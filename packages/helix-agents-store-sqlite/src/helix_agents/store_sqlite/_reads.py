@@ -28,7 +28,7 @@ from helix_agents.core import (
 )
 from helix_agents.core.backend import RowSpan, Snapshot, Want, parse_messages_json
 from helix_agents.core.context import OutputRef
-from helix_agents.core.models import ListedSession, RunInfo, SessionSummary
+from helix_agents.core.models import ListedSession, RunInfo
 
 __all__ = ["Head", "all_page", "as_snapshot", "head", "listing", "scoped", "snapshot", "to_us"]
 
@@ -88,7 +88,7 @@ _SCOPED = "SELECT key, value FROM __agents_scoped_state WHERE scope = ? AND owne
 _LISTING = (
     "SELECT s.session_id, s.created_us, s.last_activity_us, s.message_count, "
     "(SELECT count(*) FROM __agents_approvals AS a WHERE a.session_id = s.session_id "
-    "AND a.resolved = 0) FROM __agents_sessions AS s WHERE user_id = ? {after}"
+    "AND a.resolved = 0), s.metadata FROM __agents_sessions AS s WHERE user_id = ? {after}"
     "ORDER BY last_activity_us DESC, session_id LIMIT ?"
 )
 _ALL = (  # the store-wide listing: a range of the primary key
@@ -251,23 +251,26 @@ def _answer(db: sqlite3.Connection, sid: str, want: Want) -> Snapshot | None:
 
 def listing(
     db: sqlite3.Connection, user_id: str, after: tuple[datetime, str] | None, limit: int
-) -> list[SessionSummary]:
+) -> list[ListedSession]:
     """Up to ``limit`` of the user's sessions after ``after``: newest activity first, ties
-    by id. One statement on the listing index."""
+    by id. One statement on the listing index; with the metadata, so core decides expiry
+    without a read of each (docs/lifecycle.md)."""
     args: tuple[Any, ...] = (user_id, limit)
     if after is not None:
         at = to_us(after[0])
         args = (user_id, at, at, after[1], limit)
     found = db.execute(_LISTING.format(after="" if after is None else _AFTER), args)
     return [
-        SessionSummary(
+        ListedSession(
             id=sid,
+            user_id=user_id,
             created_at=_at(created),
             last_activity_at=_at(last),
             message_count=count,
             pending_approvals=pending,
+            metadata=json.loads(meta),
         )
-        for sid, created, last, count, pending in found.fetchall()
+        for sid, created, last, count, pending, meta in found.fetchall()
     ]
 
 

@@ -14,7 +14,10 @@ def open_url(url: str, *, namespace: str | None = None, **options: Any) -> SQLit
     """The store for ``sqlite:///relative.db`` or ``sqlite:////absolute.db`` (not yet opened).
 
     ``?busy_timeout=<seconds>&synchronous=<NORMAL|FULL>`` set those options, and
-    ``?mode=ro`` the ``read_only`` one; keyword ``options`` win over the URL's.
+    ``?mode=ro`` the ``read_only`` one, ``?idle_ttl=<seconds>``,
+    ``sweep_interval=<seconds|off>``, ``keep_checkpoints=<n>`` and
+    ``checkpoint_ttl=<seconds>`` the expiry options (docs/lifecycle.md); keyword
+    ``options`` win over the URL's.
     ``namespace`` keeps the data in a sibling file: ``agent.db`` becomes
     ``agent.<namespace>.db``.
     """

@@ -269,9 +269,16 @@ def restore(
     return "created"
 
 
-def delete(db: sqlite3.Connection, sid: str) -> bool:
-    """Remove the session and everything it holds; whether it existed."""
-    if db.execute("DELETE FROM __agents_sessions WHERE session_id = ?", (sid,)).rowcount == 0:
+def delete(db: sqlite3.Connection, sid: str, version: int | None = None) -> bool:
+    """Remove the session and everything it holds (only if it is at ``version``, when
+    given); whether it did."""
+    if version is None:
+        gone = db.execute("DELETE FROM __agents_sessions WHERE session_id = ?", (sid,))
+    else:
+        gone = db.execute(
+            "DELETE FROM __agents_sessions WHERE session_id = ? AND version = ?", (sid, version)
+        )
+    if gone.rowcount == 0:
         return False
     _delete(db, sid, (*_TABLES, "__agents_runs"))
     return True

@@ -137,6 +137,10 @@ class SQLiteEngine(Engine):
         """Delete the session and everything it holds, in one transaction."""
         return await self._write(lambda db: _writes.delete(db, session_id))
 
+    async def delete_at(self, session_id: str, version: int) -> bool:
+        """Delete the session if it is at ``version``, in one transaction."""
+        return await self._write(lambda db: _writes.delete(db, session_id, version))
+
     async def erase_user(self, user_id: str, session_ids: Sequence[str]) -> None:
         """One transaction that zeroes what it frees, then a WAL checkpoint, so the
         user's data is in neither file (docs/lifecycle.md, ERA-5)."""

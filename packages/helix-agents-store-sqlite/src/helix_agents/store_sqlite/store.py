@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from datetime import datetime
+from typing import Unpack
 
 from helix_agents.core import ValidationError
-from helix_agents.core.backend import StoreBase, utcnow
+from helix_agents.core.backend import ExpiryOptions, StoreBase, utcnow
 
 from ._config import SQLiteConfig, Synchronous
 from .engine import SQLiteEngine
@@ -23,7 +24,9 @@ class SQLiteStateStore(StoreBase):
     ``busy_timeout`` (seconds) bounds the wait for another writer;
     ``synchronous`` is ``NORMAL`` (survives a process crash) or ``FULL`` (also a
     power loss). ``read_only`` opens an existing, migrated file only and refuses
-    every write with :class:`~helix_agents.core.ValidationError`.
+    every write with :class:`~helix_agents.core.ValidationError`. ``idle_ttl``,
+    ``sweep_interval``, ``keep_checkpoints`` and ``checkpoint_ttl`` are the expiry
+    options of docs/lifecycle.md.
     """
 
     def __init__(
@@ -35,6 +38,7 @@ class SQLiteStateStore(StoreBase):
         synchronous: Synchronous = "NORMAL",
         read_only: bool = False,
         clock: Callable[[], datetime] = utcnow,
+        **expiry: Unpack[ExpiryOptions],
     ) -> None:
         try:
             file = os.fspath(path)
@@ -43,7 +47,8 @@ class SQLiteStateStore(StoreBase):
                 f"SQLite path must be a str or path, got {type(path).__name__}"
             ) from None
         self.config = SQLiteConfig(file, busy_timeout, synchronous, read_only)
-        super().__init__(SQLiteEngine(self.config), max_messages=max_messages, clock=clock)
+        engine = SQLiteEngine(self.config)
+        super().__init__(engine, max_messages=max_messages, clock=clock, **expiry)
 
     @property
     def path(self) -> str:

@@ -76,7 +76,9 @@ class BranchMethods(Plumbing):
         found = []
         for branch in SessionDoc(snap.metadata).branches():
             child = await self.engine.snapshot(branch.session_id, Want())
-            if child is not None and SessionDoc(child.metadata).branch_of == branch:
+            if child is None or self._expired(child):  # gone, or expired (TTL-1)
+                continue
+            if SessionDoc(child.metadata).branch_of == branch:
                 found.append(branch)
         return found
 
@@ -115,6 +117,8 @@ class BranchMethods(Plumbing):
                 target, snap.user_id, now, meta, clone_of=(source_id, snap.version, end)
             )
             outcome = await self.engine.create(new)
+            if outcome == "exists" and await self._reclaim(target):  # expired: free (TTL-3)
+                outcome = await self.engine.create(new)
             if outcome == "created":
                 doc = SessionDoc(meta)
                 return SessionInfo(

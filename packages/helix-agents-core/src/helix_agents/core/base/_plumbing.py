@@ -3,9 +3,12 @@ plan-and-apply loop of a write (docs/architecture.md, "One engine")."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 from collections import OrderedDict
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Self, TypeVar
 
 import pydantic
@@ -17,6 +20,7 @@ from ..errors import (
     StoreUnavailableError,
     session_not_found,
 )
+from ..expiry import DEFAULT_SWEEP_INTERVAL, ExpiryPolicy, check_keep_checkpoints, check_ttl
 from ..inprocess import SessionRecords, snapshot_of
 from ..inputs import check_id, check_input
 from ..limits import check_max_messages
@@ -33,6 +37,8 @@ MAX_REPLANS = 64
 
 HEADS_KEPT = 1024
 """How many sessions' last-seen heads a store keeps to plan head-only writes from."""
+
+log = logging.getLogger("helix_agents.core.expiry")
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")
@@ -63,12 +69,24 @@ class Plumbing:
         *,
         max_messages: int | None = None,
         clock: Callable[[], datetime] = utcnow,
+        idle_ttl: float | timedelta | None = None,
+        sweep_interval: float | timedelta | None = DEFAULT_SWEEP_INTERVAL,
+        keep_checkpoints: int | None = None,
+        checkpoint_ttl: float | timedelta | None = None,
     ) -> None:
         if max_messages is not None:
             check_max_messages(max_messages)
         self.engine = engine
         self.max_messages = max_messages
         self._clock = check_clock(clock)
+        self._expiry = ExpiryPolicy(
+            check_ttl("idle_ttl", idle_ttl),
+            check_keep_checkpoints(keep_checkpoints),
+            check_ttl("checkpoint_ttl", checkpoint_ttl),
+        )
+        self._sweep_interval = check_ttl("sweep_interval", sweep_interval)
+        self._sweeper: asyncio.Task[None] | None = None
+        self._sweep_after: str | None = None
         self._state = "new"
         # The last head seen of recently used sessions: a write that needs nothing else
         # is planned from it and sent at once (one round trip); the engine's version guard
@@ -80,13 +98,43 @@ class Plumbing:
         if self._state == "new":
             await self.engine.open()
             self._state = "open"
+        if self._expiry.idle_ttl is not None:
+            self._start_sweeper()
         return self
 
     async def close(self) -> None:
         """Close the store; every later call raises :class:`StoreUnavailableError`."""
         if self._state != "closed":
             self._state = "closed"
+            sweeper, self._sweeper = self._sweeper, None
+            if sweeper is not None:
+                sweeper.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await sweeper
             await self.engine.close()
+
+    def _start_sweeper(self) -> None:
+        """Start the background sweeper (TTL-5) unless it runs, is off or the store closed."""
+        if self._sweeper is None and self._sweep_interval is not None and self._state != "closed":
+            self._sweeper = asyncio.get_running_loop().create_task(
+                self._sweep_forever(self._sweep_interval.total_seconds())
+            )
+
+    async def _sweep_forever(self, interval: float) -> None:
+        """Sweep every ``interval`` seconds, a bounded pass each time, until closed."""
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await self._sweep_tick()
+            except StoreUnavailableError:
+                if self._state == "closed":
+                    return
+                log.warning("the %s store's sweep failed; trying again later", self.engine.system)
+            except Exception:  # the sweeper outlives one failure; the next tick retries
+                log.exception("the %s store's sweep failed", self.engine.system)
+
+    async def _sweep_tick(self) -> None:
+        """One background pass; :class:`ExpiryMethods` defines it."""
 
     async def migrate(self) -> None:
         """Bring the backend's schema up to date (a no-op where there is none)."""
@@ -108,11 +156,30 @@ class Plumbing:
         self._check_open()
         check_id(session_id, "session_id")
         snap = await self.engine.snapshot(session_id, want)
-        if snap is None:
+        if snap is None or self._expired(snap):
             self._heads.pop(session_id, None)
             raise session_not_found(session_id)
         self._keep_head(snap)
         return snap
+
+    async def _reclaim(self, session_id: str) -> bool:
+        """Free an id a create found taken, if its session is expired: delete it at the
+        version read (TTL-3). Whether the id may be free now."""
+        snap = await self.engine.snapshot(session_id, Want())
+        if snap is None:
+            return True
+        if not self._expired(snap):
+            return False
+        self._forget(session_id)
+        await self.engine.delete_at(session_id, snap.version)
+        return True
+
+    def _expired(self, snap: Snapshot) -> bool:
+        """Whether the session is expired now, by the store's clock (TTL-1, TTL-2)."""
+        policy = self._expiry
+        if not policy.may_expire(snap.metadata):
+            return False  # no clock read: most sessions of most stores never expire
+        return policy.expired(snap.last_activity_at, snap.metadata, self._clock())
 
     def _keep_head(self, snap: Snapshot) -> None:
         check_readable(snap.session_id, snap.metadata)
@@ -146,6 +213,8 @@ class Plumbing:
         self._check_open()
         check_id(session_id, "session_id")
         snap = self._heads.get(session_id) if want == _NOTHING else None
+        if snap is not None and self._expired(snap):
+            snap = None  # perhaps stale: decided on a fresh read
         if snap is not None:
             try:
                 changes, answer = plan(snap)
@@ -180,7 +249,7 @@ class Plumbing:
         again from."""
         done = await self.engine.apply(session_id, version, changes, want)
         if isinstance(done, Refused):
-            if done.snapshot is None:
+            if done.snapshot is None or self._expired(done.snapshot):
                 self._forget(session_id)
                 raise session_not_found(session_id)
             self._keep_head(done.snapshot)

@@ -140,9 +140,16 @@ class RecordMethods(Plumbing):
             assert_fence(session_id, fence_run_id, snap.current_run)
             if cid in snap.named_checkpoints:
                 return None, _KNOWN
-            return Changes(activity=self._activity(snap), checkpoint=saved), _RECORDED
+            drop = self._expiry.dropped(snap.checkpoints, saved, self._clock()) if keep else []
+            changes = Changes(
+                activity=self._activity(snap), checkpoint=saved, delete_checkpoints=drop
+            )
+            return changes, _RECORDED
 
-        return await self._write(session_id, Want(checkpoint_ids=[cid]), plan)
+        # Retention (TTL-7) reads the others to drop them in the same write.
+        keep = self._expiry.retains_checkpoints
+        want = Want(checkpoint_ids=[cid], checkpoints="all" if keep else None)
+        return await self._write(session_id, want, plan)
 
     async def get_checkpoint(self, session_id: str, checkpoint_id: str) -> Checkpoint | None:
         """The checkpoint, or ``None``."""

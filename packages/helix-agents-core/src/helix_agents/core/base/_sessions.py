@@ -20,6 +20,7 @@ from ..listing import (
 )
 from ..messages import JsonObject
 from ..models import (
+    ListedSession,
     ListedSessionsPage,
     RunStatus,
     Scope,
@@ -58,7 +59,9 @@ class SessionMethods(Plumbing):
         sid, meta = check_new_session(session_id, user_id, metadata)
         now = self._clock()
         new = NewSession(sid, user_id, now, meta)
-        if await self.engine.create(new) != "created":
+        if await self.engine.create(new) != "created" and (
+            not await self._reclaim(sid) or await self.engine.create(new) != "created"
+        ):
             raise SessionExistsError(f"session {sid!r} exists", session_id=sid)
         head = fresh_head(new)
         self._keep_head(head)
@@ -69,7 +72,7 @@ class SessionMethods(Plumbing):
         self._check_open()
         check_id(session_id, "session_id")
         snap = await self.engine.snapshot(session_id, Want())
-        return None if snap is None else info(snap)
+        return None if snap is None or self._expired(snap) else info(snap)
 
     async def delete_session(self, session_id: str) -> bool:
         """Delete the session and everything it holds."""
@@ -108,7 +111,14 @@ class SessionMethods(Plumbing):
         after = None if cursor is None else decode_sessions_cursor(user_id, cursor)
         if not wanted.none:
             return await self._filtered_user_sessions(user_id, wanted, after, first)
-        page = list(await self.engine.list_sessions(user_id, after, first + 1))
+        page: list[SessionSummary] = []
+        while True:  # once, unless expired sessions left the page short
+            asked = first + 1 - len(page)
+            got = await self.engine.list_sessions(user_id, after, asked)
+            page += [_summary(s) for s in got if await self._listed_live(s)]
+            if len(got) < asked or len(page) > first:
+                break
+            after = (got[-1].last_activity_at, got[-1].id)
         next_cursor = None
         if len(page) > first:
             del page[first:]
@@ -132,10 +142,10 @@ class SessionMethods(Plumbing):
             got = await self.engine.list_sessions(user_id, after, FILTERED_BATCH)
             for s in got:
                 snap = await self.engine.snapshot(s.id, Want())
-                if snap is not None:
+                if snap is not None and not self._expired(snap):
                     doc = SessionDoc(snap.metadata)
                     if wanted.matches_doc(doc.user, doc.title):
-                        found.append(s)
+                        found.append(_summary(s))
                         if len(found) > first:
                             last = found[first - 1]
                             cursor = encode_sessions_cursor(user_id, last.last_activity_at, last.id)
@@ -164,7 +174,21 @@ class SessionMethods(Plumbing):
         check_listing_first(first)
         wanted = check_listing_filter(user_id, active_since, metadata, title)
         after = None if cursor is None else decode_all_cursor(wanted.fingerprint, cursor)
-        return await scan(self.engine.list_all, wanted, after, first)
+        return await scan(self.engine.list_all, wanted, after, first, self._listed_expired)
+
+    def _listed_expired(self, s: ListedSession) -> bool:
+        """Whether a listed session (its stored metadata) is expired now (TTL-1)."""
+        if not self._expiry.may_expire(s.metadata):
+            return False
+        return self._expiry.expired(s.last_activity_at, s.metadata, self._clock())
+
+    async def _listed_live(self, s: SessionSummary) -> bool:
+        """Whether an entry of a user's listing is not expired: decided on its metadata
+        when the engine listed it (a :class:`ListedSession`), else on its head (TTL-1)."""
+        if isinstance(s, ListedSession):
+            return not self._listed_expired(s)
+        snap = await self.engine.snapshot(s.id, Want())
+        return snap is not None and not self._expired(snap)
 
     async def get_scoped_state(self, scope: Scope, owner: str) -> JsonObject:
         """The ``(scope, owner)`` map (``{}`` if never written); a ``session`` owner must exist."""
@@ -188,3 +212,17 @@ class SessionMethods(Plumbing):
             return Changes(activity=self._activity(snap), run=ended), None
 
         await self._write(session_id, Want(), plan)
+
+
+def _summary(s: SessionSummary) -> SessionSummary:
+    """A user's listing entry as callers see it: an engine's :class:`ListedSession` (with
+    the stored metadata) cut to the summary's fields."""
+    if type(s) is SessionSummary:
+        return s
+    return SessionSummary(
+        id=s.id,
+        created_at=s.created_at,
+        last_activity_at=s.last_activity_at,
+        message_count=s.message_count,
+        pending_approvals=s.pending_approvals,
+    )

@@ -115,6 +115,9 @@ class TracedStore(SessionHandles, SessionStateStore, Generic[S]):
     get_usage = _traced(SessionStateStore.get_usage)
     get_user_usage = _traced(SessionStateStore.get_user_usage, session="None")
     erase_user = _traced(SessionStateStore.erase_user, session="None")  # a user id: never
+    set_session_expiry = _traced(SessionStateStore.set_session_expiry)
+    get_session_expiry = _traced(SessionStateStore.get_session_expiry)
+    sweep = _traced(SessionStateStore.sweep, session="None")
     append_messages = _traced(SessionStateStore.append_messages)
     get_messages = _traced(SessionStateStore.get_messages)
     get_message_count = _traced(SessionStateStore.get_message_count)
