@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from helix_agents.core import ChatMessage, MessageCommit, ValidationError, open_store
+from helix_agents.core.backend import Engine
 from helix_agents.core.encryption import (
     KEYS_ENV,
     EncryptedEngine,
@@ -148,3 +149,11 @@ async def test_a_write_on_a_known_head_costs_no_extra_read() -> None:
         assert reads == []
         await store.update_session_metadata("s", {"m": 1})  # reads the key record as stored
         assert reads == ["s"]
+
+
+def test_the_encrypted_engine_passes_every_primitive_of_the_seam() -> None:
+    """A primitive the seam gains must be wrapped too: else the encrypted store would run
+    the seam's default (or refuse) instead of the backend's own."""
+    primitives = {n for n, v in vars(Engine).items() if callable(v) and not n.startswith("_")}
+    assert "delete_at" in primitives and "erase_user" in primitives
+    assert sorted(primitives - set(vars(EncryptedEngine))) == []

@@ -138,6 +138,11 @@ class EncryptedEngine(Engine):
         self._ciphers.pop(session_id, None)
         return await self.inner.delete(session_id)
 
+    async def delete_at(self, session_id: str, version: int) -> bool:
+        """The inner engine's guarded delete (the sweep's, TTL-4)."""
+        self._ciphers.pop(session_id, None)
+        return await self.inner.delete_at(session_id, version)
+
     async def erase_user(self, user_id: str, session_ids: Sequence[str]) -> None:
         """Erase in the inner engine; the sessions' data keys are forgotten here too."""
         for session_id in session_ids:
