@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from helix_agents.core import (
     ScopedStateDelta,
     open_store,
 )
+from helix_agents.core.models import Usage
 
 from .conftest import Helix
 from .seed import T0
@@ -160,3 +162,18 @@ async def test_show_gives_a_branch_and_its_parent(helix: Helix, sqlite_url: str)
     assert "branch of:     trunk at row 2" in lines
     lines = helix("show", sqlite_url, "trunk", "--width", "200").out.splitlines()
     assert "branches:      twig at row 2" in lines
+
+
+async def test_show_gives_the_usage_and_the_expiry(helix: Helix, sqlite_url: str) -> None:
+    async with open_store(sqlite_url) as store:
+        await store.create_session("paid")
+        used = Usage(model="gpt-4o", input_tokens=120, cached_tokens=100, output_tokens=7)
+        row = ChatMessage(role="assistant", content="done")
+        await store.append_messages("paid", MessageCommit(messages=(row,), usage=(used,)))
+        expiry = await store.set_session_expiry("paid", expires_at=datetime(2099, 1, 1, tzinfo=UTC))
+    data = json.loads(helix("show", sqlite_url, "paid", "--json").out)
+    assert data["usage"]["input_tokens"] == 120 and data["usage"]["models"][0]["model"] == "gpt-4o"
+    assert data["expiry"] == expiry.model_dump(mode="json")
+    lines = helix("show", sqlite_url, "paid", "--width", "200").out.splitlines()
+    assert "usage:         1 requests (gpt-4o): 120 in (100 cached), 7 out" in lines
+    assert f"expires:       {expiry.model_dump(mode='json')['deadline']}" in lines

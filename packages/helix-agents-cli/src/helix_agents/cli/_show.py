@@ -92,6 +92,8 @@ class _Records:
             "scoped_state": await store.get_scoped_state("session", sid),
             "redactions": [r.model_dump(mode="json") for r in await store.list_redactions(sid)],
             "branches": [b.model_dump(mode="json") for b in await store.list_branches(sid)],
+            "usage": (await store.get_usage(sid)).model_dump(mode="json"),
+            "expiry": (await store.get_session_expiry(sid)).model_dump(mode="json"),
         }
         graph = sum(c.checkpoint_id.startswith(LANGGRAPH_CHECKPOINT) for c in checkpoints)
         return cls(records, graph)
@@ -131,7 +133,20 @@ def _record_lines(records: dict[str, Any]) -> dict[str, str]:
         or "-",
         "branches": "; ".join(f"{b['session_id']} at row {b['at']}" for b in records["branches"])
         or "-",
+        "usage": _usage_line(records["usage"]),
+        "expires": records["expiry"]["deadline"] or "-",
     }
+
+
+def _usage_line(usage: dict[str, Any]) -> str:
+    if not usage["requests"]:
+        return "-"
+    cost = "" if usage["cost"] is None else f", cost {usage['cost']}"
+    models = ", ".join(m["model"] for m in usage["models"])
+    return (
+        f"{usage['requests']} requests ({models}): {usage['input_tokens']} in "
+        f"({usage['cached_tokens']} cached), {usage['output_tokens']} out{cost}"
+    )
 
 
 async def show_session(
