@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from helix_agents.contract import SessionStoreContract
-from helix_agents.contract._base import rule_tests
+from helix_agents.contract._base import needs, rule_tests
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "contract.md"
 
@@ -27,5 +27,5 @@ def test_custom_store_example_runs_the_suite(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("test_my_store.py", "-q")
     # Every rule test and the state machine pass, but the rules needing retention skip.
     rules = rule_tests(SessionStoreContract).values()
-    skipped = sum(1 for _, f in rules if getattr(f, "__rule_requires__", None) == "retention")
+    skipped = sum(1 for _, f in rules if "retention" in needs(f))
     result.assert_outcomes(passed=len(rules) + 1 - skipped, skipped=skipped)

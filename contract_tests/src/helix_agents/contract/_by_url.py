@@ -8,39 +8,21 @@ from typing import Any
 
 import pytest
 
-from helix_agents.core import SessionInfo, SessionStateStore, open_store
+from helix_agents.core import SessionStateStore, open_store
 
 from ._base import StoreFactory
 from .plugin import store_url
 from .suite import SessionStoreContract
 
 
-class _Recording:
-    """A store that remembers the sessions it created, so the test can delete them after."""
-
-    def __init__(self, store: SessionStateStore, created: set[str]) -> None:
-        self._store = store
-        self._created = created
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
-
-    async def __aenter__(self) -> _Recording:
-        await self._store.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self._store.__aexit__(None, None, None)
-
-    async def create_session(self, *args: Any, **kwargs: Any) -> SessionInfo:
-        info = await self._store.create_session(*args, **kwargs)
-        self._created.add(info.id)
-        return info
-
-    async def clone_session(self, *args: Any, **kwargs: Any) -> SessionInfo:
-        info = await self._store.clone_session(*args, **kwargs)
-        self._created.add(info.id)
-        return info
+async def _empty(store: SessionStateStore) -> None:
+    """Delete every session of the store's namespace: the listed ones, then the expired
+    ones a sweep finds (they are listed no more)."""
+    while sessions := (await store.list_all_sessions(first=200)).sessions:
+        for session in sessions:
+            await store.delete_session(session.id)
+    while not (await store.sweep(limit=10_000)).wrapped:
+        pass
 
 
 class TestStoreByUrl(SessionStoreContract):
@@ -48,17 +30,16 @@ class TestStoreByUrl(SessionStoreContract):
 
     @pytest.fixture
     async def store_factory(self, request: pytest.FixtureRequest) -> AsyncIterator[StoreFactory]:
-        """Open stores on the URL under a namespace no other test uses; delete what they made."""
+        """Open stores on the URL under a namespace no other test uses; afterwards delete
+        every session left in it."""
         url = store_url(request.config)
         assert url is not None  # collected only when a URL is given
         prefix: str = request.config.getoption("store_namespace_prefix")
         namespace = f"{prefix}{uuid.uuid4().hex[:12]}"
-        created: set[str] = set()
 
         def factory(**options: Any) -> SessionStateStore:
-            return _Recording(open_store(url, namespace=namespace, **options), created)
+            return open_store(url, namespace=namespace, **options)
 
         yield factory
         async with open_store(url, namespace=namespace) as store:
-            for session_id in created:
-                await store.delete_session(session_id)
+            await _empty(store)

@@ -76,7 +76,7 @@ _HEAD = Want()
 class EncryptionRules:
     """Records sealed under per-session data keys, opened on read; keys and rotation."""
 
-    @rule("ENC-1", requires="engine")
+    @rule("ENC-1", requires=("engine", "retention"))
     async def test_ENC_1_an_encrypted_store_reads_back_what_it_wrote(
         self, store_factory: StoreFactory
     ) -> None:
