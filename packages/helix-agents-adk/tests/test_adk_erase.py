@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 from adk_around import APP, name, sid_of
-from google.adk.events.event import Event, EventActions
+from google.adk.events.event import Event
+from google.adk.events.event_actions import EventActions
 from google.genai import types
 from helix_backends import BACKENDS
 
@@ -53,7 +54,7 @@ async def write_user(store: SessionStateStore, user: str) -> None:
         await sessions.append_event(session, said(f"{user} said secret {n}", mood=f"{user} mood"))
         await sessions.append_event(session, said(f"{user} recall {n}", **{"user:pet": "cat"}))
         await memory.add_session_to_memory(session)
-        names = {"app_name": APP, "user_id": user, "session_id": f"s{n}"}
+        names: dict[str, Any] = {"app_name": APP, "user_id": user, "session_id": f"s{n}"}
         png = types.Part.from_bytes(data=f"{user} png {n}".encode(), mime_type="image/png")
         for _ in range(2):
             await artifacts.save_artifact(filename="map.png", artifact=png, **names)
