@@ -19,6 +19,7 @@ from google.genai import types
 from helix_backends import BACKENDS
 
 from helix_agents.adk import (
+    AdkValidationError,
     HelixArtifactService,
     HelixMemoryService,
     HelixSessionService,
@@ -154,7 +155,7 @@ async def test_adkf11_erasing_a_user_leaves_only_its_registry_key_set_to_null(
     assert await erase_adk_user(store, APP, GONE) == []  # a retry finds nothing
 
 
-async def test_adkf11_a_side_session_of_another_adapter_is_refused_with_nothing_erased(
+async def test_adkf11_a_foreign_side_session_or_a_bad_name_is_refused_with_nothing_erased(
     store: SessionStateStore,
 ) -> None:
     sessions = HelixSessionService(store)
@@ -162,6 +163,8 @@ async def test_adkf11_a_side_session_of_another_adapter_is_refused_with_nothing_
     await store.create_session(name(APP, GONE, None, "memory"), metadata=mark("langgraph"))
     with pytest.raises(ForeignSessionError):
         await erase_adk_user(store, APP, GONE)
+    with pytest.raises(AdkValidationError, match="user_id must be a string"):
+        await erase_adk_user(store, APP, 7)  # type: ignore[arg-type]
     assert await sessions.get_session(app_name=APP, user_id=GONE, session_id="s1") is not None
     registry = await store.get_scoped_state("app", name(APP, None))
     assert registry == {json.dumps(GONE): True}

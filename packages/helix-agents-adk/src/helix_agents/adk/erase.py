@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from helix_agents.core import (
-    Message,
     MessageCommit,
     ScopedStateDelta,
     SessionStateStore,
@@ -89,13 +88,9 @@ async def _fields(store: SessionStateStore, sid: str) -> AsyncIterator[dict[str,
     while True:
         page = await store.page_messages(sid, limit=_PAGE, cursor=cursor)
         for row in page.messages:
-            yield _extra(row)
+            yield dict(row.__pydantic_extra__ or {})
         if (cursor := page.next_cursor) is None:
             return
-
-
-def _extra(row: Message) -> dict[str, object]:
-    return dict(row.__pydantic_extra__ or {})
 
 
 async def _unregister(store: SessionStateStore, app_name: str, user_id: str, sid: str) -> None:
