@@ -12,6 +12,7 @@ from .approvals import (
 )
 from .artifact_errors import ArtifactTooLargeError
 from .artifacts import HelixArtifactService
+from .erase import erase_adk_user
 from .errors import AdkValidationError, CorruptEventError
 from .memory import HelixMemoryService
 from .plugin import STRATEGY_KEY, HelixPlugin
@@ -31,6 +32,7 @@ __all__ = [
     "HelixSessionService",
     "decide_approval",
     "decision_checkpoint_id",
+    "erase_adk_user",
     "pause_checkpoint_id",
     "resume_message",
     "session_key",

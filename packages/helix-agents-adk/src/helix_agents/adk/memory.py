@@ -13,6 +13,7 @@ from google.adk.sessions import Session
 from typing_extensions import override
 
 from helix_agents.core import (
+    ChatMessage,
     MessageCommit,
     MessageCountConflictError,
     ScopedStateDelta,
@@ -37,7 +38,10 @@ from ._side_sessions import (
     side_id,
 )
 
-__all__ = ["HelixMemoryService"]
+__all__ = ["MEMORY_SESSION_FIELD", "HelixMemoryService"]
+
+MEMORY_SESSION_FIELD = "adk_memory_session"
+"""The provider field of an archived row: the ADK session it was added from (or ``None``)."""
 
 _MAX_TRIES = 64
 # Hits this close together are read back in one page rather than one page each.
@@ -87,7 +91,7 @@ class HelixMemoryService(BaseMemoryService):
     ) -> None:
         sid = side_id(app_name, user_id, "memory")
         kept = [e for e in events if e.content is not None and e.content.parts]
-        rows = {e.id: row_of(e, event_json(e, sid)) for e in kept}  # refused before writing
+        rows = {e.id: _archived(e, event_json(e, sid), session_id) for e in kept}  # refused first
         owner = owner_id(app_name, user_id, session_id, "memory")
         with refusing():
             check_id(owner, "memory owner", session_id=sid)
@@ -169,6 +173,16 @@ class HelixMemoryService(BaseMemoryService):
                 if event is not None:
                     events.append(event)
         return events
+
+
+def _archived(event: Event, text: str, session_id: str | None) -> ChatMessage:
+    """The archive's row of ``event``: the session service's row, naming its session (ADKF-11)."""
+    row = row_of(event, text)
+    return ChatMessage(
+        role=row.role,
+        content=row.content,
+        **{**(row.__pydantic_extra__ or {}), MEMORY_SESSION_FIELD: session_id},
+    )
 
 
 def _entry(event: Event) -> MemoryEntry:
