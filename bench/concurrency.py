@@ -9,9 +9,8 @@ from typing import Any
 
 from .config import Settings
 from .stats import Spread
-from .systems.ours import HelixSubject
 from .throughput import TurnResults, run_turns, start_sessions
-from .workload import make_turn
+from .workload import Subject, make_turn
 
 __all__ = ["measure_concurrency"]
 
@@ -21,7 +20,7 @@ _SESSIONS_PER_TASK = 4
 
 
 async def _round(
-    subject: HelixSubject, settings: Settings, tasks: int, tag: str, results: TurnResults
+    subject: Subject, settings: Settings, tasks: int, tag: str, results: TurnResults
 ) -> float:
     """Turns per second with ``tasks`` tasks, each on sessions of its own."""
     width = settings.concurrency_tasks * _SESSIONS_PER_TASK
@@ -42,7 +41,7 @@ async def _round(
     return share * tasks / (time.perf_counter() - begin)
 
 
-async def measure_concurrency(subject: HelixSubject, settings: Settings) -> dict[str, Any]:
+async def measure_concurrency(subject: Subject, settings: Settings) -> dict[str, Any]:
     """Alternate 1-task and N-task rounds; turns/s of each and their ratio per repetition."""
     many = settings.concurrency_tasks
     single, multi = TurnResults(subject), TurnResults(subject)

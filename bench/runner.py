@@ -17,6 +17,7 @@ from .conditions import conditions
 from .config import Servers, Settings
 from .context import measure_context
 from .floors import Floors, measure_paired
+from .group_commit import measure_group_commit
 from .growth import measure_growth, measure_listing
 from .replication import measure_replication
 from .scaling import measure_scaling
@@ -137,6 +138,7 @@ async def run(settings: Settings, servers: Servers, phases: tuple[str, ...]) -> 
         "growth": {},
         "listing": {},
         "concurrency": {},
+        "group_commit": {},
         "checkpoints": {},
         "context": {},
         "runner": [],
@@ -154,6 +156,8 @@ async def run(settings: Settings, servers: Servers, phases: tuple[str, ...]) -> 
         for phase in ("growth", "concurrency", "context"):
             if phase in phases:
                 await _per_backend(settings, servers, workdir, out, phase)
+        if "concurrency" in phases:
+            out["group_commit"] = await measure_group_commit(settings, servers, workdir)
         if "checkpoints" in phases:
             await _checkpoints(settings, servers, workdir, out)
         if "adk" in phases:

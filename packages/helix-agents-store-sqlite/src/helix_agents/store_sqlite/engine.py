@@ -34,8 +34,9 @@ _T = TypeVar("_T")
 class SQLiteEngine(Engine):
     """Sessions in one SQLite file in WAL mode, shared by every store and process on it.
 
-    A write is one ``BEGIN IMMEDIATE`` transaction in one hop to the writer's
-    thread. A read runs on one snapshot: first on a read-only connection of the
+    A write is one hop to the writer's thread, which runs the writes queued
+    together in one ``BEGIN IMMEDIATE`` transaction, each in a savepoint of its own
+    (group commit). A read runs on one snapshot: first on a read-only connection of the
     event loop's thread, within a time budget (``_inline``), else on the reader's
     thread.
     """
@@ -93,9 +94,9 @@ class SQLiteEngine(Engine):
                 return cast(_T, done)
         return await self._on(self._reader).run(work)
 
-    async def _write(self, work: Work[_T]) -> _T:
+    async def _write(self, work: Work[_T], *, alone: bool = False) -> _T:
         self._refuse_if_read_only()
-        return await self._on(self._writer).run(work)
+        return await self._on(self._writer).run(work, alone=alone)
 
     def _refuse_if_read_only(self) -> None:
         if self.config.read_only:
@@ -116,9 +117,13 @@ class SQLiteEngine(Engine):
     async def apply(
         self, session_id: str, version: int, changes: Changes, want: Want
     ) -> Refused | Snapshot:
-        """The guarded write: one transaction, one hop to the writer's thread; a redaction
-        then checkpoints the WAL, so the text it replaced leaves the files (RED-6)."""
-        done = await self._write(lambda db: _writes.apply(db, session_id, version, changes, want))
+        """The guarded write: one hop to the writer's thread, atomic in its savepoint; a
+        redaction runs in a transaction of its own (it turns ``secure_delete`` on), then
+        checkpoints the WAL, so the text it replaced leaves the files (RED-6)."""
+        done = await self._write(
+            lambda db: _writes.apply(db, session_id, version, changes, want),
+            alone=changes.redact is not None,
+        )
         if changes.redact is not None and not isinstance(done, Refused):
             await self._on(self._writer).checkpoint()
         return done
@@ -144,7 +149,7 @@ class SQLiteEngine(Engine):
     async def erase_user(self, user_id: str, session_ids: Sequence[str]) -> None:
         """One transaction that zeroes what it frees, then a WAL checkpoint, so the
         user's data is in neither file (docs/lifecycle.md, ERA-5)."""
-        await self._write(lambda db: _writes.erase_user(db, user_id, session_ids))
+        await self._write(lambda db: _writes.erase_user(db, user_id, session_ids), alone=True)
         await self._on(self._writer).checkpoint()
 
     async def list_sessions(
