@@ -86,18 +86,10 @@ async def _sizer(backend: str, store: StoreBase, place: str) -> Callable[[], Awa
 
         return sqlite_pages
     if backend == "postgres":
-        import psycopg
+        from .storage import postgres_schema_bytes
 
         async def pg_bytes() -> int:
-            async with await psycopg.AsyncConnection.connect(PG_URL, autocommit=True) as conn:
-                cur = await conn.execute(
-                    "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint"
-                    " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
-                    " WHERE n.nspname = %s AND c.relkind = 'r'",
-                    (place,),
-                )
-                row = await cur.fetchone()
-            return int(row[0]) if row else 0
+            return await postgres_schema_bytes(PG_URL, place)
 
         return pg_bytes
     if backend == "redis":
@@ -190,7 +182,10 @@ async def run_soak(soak: Soak, workdir: Path, progress: bool = False) -> Soak:
                         created_at=clock.now,
                     ),
                 )
-                if turn % soak.sweep_every == 0:
+                # Each sample follows a whole sweep, so it measures the same state whenever
+                # the background sweeper last ran (a sample between sweeps would count the
+                # expired sessions not yet removed, more or fewer by the wall clock).
+                if turn % soak.sweep_every == 0 or turn % every == 0:
                     while not (await store.sweep(limit=10_000)).wrapped:
                         pass
                 if turn % every == 0:

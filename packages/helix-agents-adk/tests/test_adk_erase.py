@@ -25,10 +25,10 @@ from helix_agents.adk import (
     HelixSessionService,
     erase_adk_user,
 )
+from helix_agents.contract.erasure_data import whole_export
 from helix_agents.core import SessionStateStore
 from helix_agents.core.adapters import mark
 from helix_agents.core.errors import ForeignSessionError
-from helix_agents.core.transfer import export_lines
 
 pytestmark = [pytest.mark.anyio, pytest.mark.parametrize("stores", BACKENDS, indirect=True)]
 
@@ -99,17 +99,6 @@ async def reads(store: SessionStateStore, user: str) -> dict[str, Any]:
     }
 
 
-async def whole_export(store: SessionStateStore) -> list[dict[str, Any]]:
-    """The records of the export file of every session and scoped map of the store."""
-    ids, cursor = [], None
-    while True:
-        page = await store.list_all_sessions(first=200, cursor=cursor)
-        ids += [s.id for s in page.sessions]
-        if (cursor := page.next_cursor) is None:
-            break
-    return [json.loads(line) async for line in export_lines(store, ids, whole_store=True)]
-
-
 async def test_adkf11_erasing_a_user_leaves_only_its_registry_key_set_to_null(
     store: SessionStateStore,
 ) -> None:
@@ -123,7 +112,7 @@ async def test_adkf11_erasing_a_user_leaves_only_its_registry_key_set_to_null(
     assert before["memory"]["secret"] and before["memory"]["loose"] and before["keys"]["s1"]
     assert len(before["memory"]["secret"]) == 3  # s3's memory outlived the session
     kept = await reads(store, KEPT)
-    exported = json.dumps(await whole_export(store))
+    exported = json.dumps([json.loads(line) for line in await whole_export(store)])
     assert GONE in exported and f"{GONE} said secret 3" in exported
 
     sides = [name(APP, GONE, None, "artifacts"), name(APP, GONE, None, "memory")]
@@ -140,7 +129,7 @@ async def test_adkf11_erasing_a_user_leaves_only_its_registry_key_set_to_null(
     everyone = await HelixSessionService(store).list_sessions(app_name=APP)
     assert {s.user_id for s in everyone.sessions} == {KEPT}
 
-    records = await whole_export(store)
+    records = [json.loads(line) for line in await whole_export(store)]
     holding = [r for r in records if GONE in json.dumps(r)]
     registry = {
         "type": "scoped",

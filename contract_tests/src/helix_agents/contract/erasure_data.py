@@ -4,11 +4,12 @@ ERA-1, ERA-5): a user whose sessions hold a secret in every kind of record."""
 from __future__ import annotations
 
 from helix_agents.core import ChatMessage, ScopedStateDelta, SessionStateStore
+from helix_agents.core.transfer import export_lines
 
 from ._helpers import approval, checkpoint, commit, item, late, notice, user
 from .rules_context import ctx
 
-__all__ = ["ERASED_TEXT", "write_user_data"]
+__all__ = ["ERASED_TEXT", "whole_export", "write_user_data"]
 
 ERASED_TEXT = "erase-me-6b0d93"
 """The text every record of the erased user's sessions holds."""
@@ -38,3 +39,16 @@ async def write_user_data(store: SessionStateStore, user_id: str, session_ids: l
         await store.save_checkpoint(sid, checkpoint(f"cp-{sid}", 1, state={"t": ERASED_TEXT}))
         await ctx(store).store_output(sid, ERASED_TEXT * 3, tool_name="lookup")
         await store.set_session_title(sid, f"title {ERASED_TEXT}")
+
+
+async def whole_export(store: SessionStateStore) -> list[str]:
+    """The lines of the export file of every session and scoped map of the store: what an
+    erasure must leave nothing of the user in (ERA-5)."""
+    ids: list[str] = []
+    cursor = None
+    while True:
+        page = await store.list_all_sessions(first=200, cursor=cursor)
+        ids += [s.id for s in page.sessions]
+        if (cursor := page.next_cursor) is None:
+            break
+    return [line async for line in export_lines(store, ids, whole_store=True)]

@@ -13,11 +13,10 @@ from helix_agents.core import (
     StoreUnavailableError,
     ValidationError,
 )
-from helix_agents.core.transfer import export_lines
 
 from ._base import StoreFactory, rule
 from ._helpers import assert_gone, commit, snapshot, user
-from .erasure_data import ERASED_TEXT, write_user_data
+from .erasure_data import ERASED_TEXT, whole_export, write_user_data
 
 
 def _tag() -> str:
@@ -30,17 +29,6 @@ async def _everything(store: SessionStateStore, sids: list[str], users: list[str
         [await snapshot(store, sid) for sid in sids],
         [await store.get_scoped_state("user", u) for u in users],
     )
-
-
-async def _whole_export(store: SessionStateStore) -> str:
-    """The export file of every session and scoped map of the store."""
-    ids, cursor = [], None
-    while True:
-        page = await store.list_all_sessions(first=200, cursor=cursor)
-        ids += [s.id for s in page.sessions]
-        if (cursor := page.next_cursor) is None:
-            break
-    return "".join([line async for line in export_lines(store, ids, whole_store=True)])
 
 
 class ErasureRules:
@@ -130,9 +118,9 @@ class ErasureRules:
         await store.create_session(f"kept-{tag}", user_id=f"kept-user-{tag}")
         await store.append_messages(f"kept-{tag}", commit(user(f"kept-text-{tag}")))
         needles = (gone, *sids, ERASED_TEXT)
-        before = await _whole_export(store)
+        before = "".join(await whole_export(store))
         assert all(n in before for n in needles)
         await store.erase_user(gone)
-        after = await _whole_export(store)
+        after = "".join(await whole_export(store))
         assert [n for n in needles if n in after] == []
         assert f"kept-text-{tag}" in after and f"kept-user-{tag}" in after
